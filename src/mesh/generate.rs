@@ -1,0 +1,1 @@
+//! Mesh generation (in progress).

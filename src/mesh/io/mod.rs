@@ -1,0 +1,1 @@
+//! Mesh file formats (in progress).

@@ -1,0 +1,3 @@
+//! Everything a run writes: VTK files for ParaView, run statistics, all written atomically.
+
+pub mod atomic;
