@@ -3,3 +3,8 @@
 
 pub mod mesh;
 pub mod output;
+pub mod physics;
+pub mod comm;
+pub mod solver;
+pub mod scenario;
+pub mod app;

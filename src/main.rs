@@ -1,1 +1,154 @@
-fn main(){}
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use pycno::app::bench::{bench, table_header, table_row, BenchOptions};
+use pycno::app::run::{describe_outputs, load_scenario, run, BackendChoice, Precision, RunOptions};
+use pycno::app::scenario_mesh;
+use pycno::mesh::io;
+use pycno::scenario::PAPER_CELLS;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Two-layer shallow-water flow on unstructured triangle meshes (IR-Roe scheme).
+#[derive(Parser)]
+#[command(name = "pycno", version, about, propagate_version = true)]
+struct Cli {
+    /// Worker threads for the CPU backend (default: all cores).
+    #[arg(long, global = true)]
+    threads: Option<usize>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario (with no file: the paper's circular internal dam break).
+    Run {
+        /// Scenario file (JSON); see README.md for the format.
+        scenario: Option<PathBuf>,
+        /// Target number of triangles (overrides the scenario's resolution).
+        #[arg(long)]
+        cells: Option<u64>,
+        /// End time in seconds (overrides time.end).
+        #[arg(long)]
+        t_end: Option<f64>,
+        /// Output directory (overrides output.dir).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Output interval in seconds (overrides time.output_interval / output_times).
+        #[arg(long)]
+        output_interval: Option<f64>,
+        #[arg(long, value_enum, default_value = "f32")]
+        precision: Precision,
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendChoice,
+        /// Stop after this many steps.
+        #[arg(long)]
+        max_steps: Option<u64>,
+        /// Write no VTK files (stats.json only).
+        #[arg(long)]
+        no_vtk: bool,
+        /// No progress output.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Make, check or convert a mesh: triangulate a scenario's domain or read a mesh file,
+    /// check it, print its statistics and optionally write it (.msh, .node, .pmsh).
+    Mesh {
+        /// Scenario file or mesh file (.msh, .node/.ele, .pmsh); none: the paper's domain.
+        input: Option<PathBuf>,
+        #[arg(long)]
+        cells: Option<u64>,
+        /// Write the checked, reordered mesh here (format from the extension).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Benchmark the paper's dam break at several sizes (stepping time only).
+    Bench {
+        /// Cell counts, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = PAPER_CELLS[..5].to_vec())]
+        cells: Vec<u64>,
+        #[arg(long, value_enum, default_value = "f32")]
+        precision: Precision,
+        /// Runs per size; the median is reported.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+        #[arg(long, default_value_t = 0.1)]
+        t_end: f64,
+        /// Print JSON (the stats.json fields per size) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
+        .format_target(false)
+        .init();
+    let cli = Cli::parse();
+    match real_main(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn real_main(cli: Cli) -> Result<()> {
+    if let Some(n) = cli.threads {
+        rayon::ThreadPoolBuilder::new().num_threads(n).build_global().context("cannot start the thread pool")?;
+    }
+    match cli.command {
+        Command::Run { scenario, cells, t_end, out, output_interval, precision, backend, max_steps, no_vtk, quiet } => {
+            let opts = RunOptions { scenario, cells, t_end, out, output_interval, precision, backend, max_steps, no_vtk, quiet };
+            let s = load_scenario(&opts)?;
+            let stats = run(&opts)?;
+            if !quiet {
+                println!("{}", stats.summary());
+                if !no_vtk {
+                    println!("output: {} (open in ParaView), stats: {}", describe_outputs(&s), s.output.dir.join("stats.json").display());
+                }
+            }
+        }
+        Command::Mesh { input, cells, out } => {
+            let pm = match &input {
+                Some(p) if p.extension().is_some_and(|e| e == "json") => {
+                    let opts = RunOptions { scenario: Some(p.clone()), cells, ..Default::default() };
+                    scenario_mesh(&load_scenario(&opts)?)?
+                }
+                Some(p) => pycno::app::prepare_mesh(io::read_mesh(p)?, &p.display().to_string())?,
+                None => {
+                    let opts = RunOptions { cells, ..Default::default() };
+                    scenario_mesh(&load_scenario(&opts)?)?
+                }
+            };
+            let t = &pm.topo;
+            let walls = (0..t.num_edges()).filter(|&e| t.is_boundary(e)).count();
+            let (amin, amax) = t.cell_area.iter().fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+            println!(
+                "mesh ok: {} vertices, {} triangles, {} edges ({} on the boundary), areas {:.3e} .. {:.3e}, {:.3} s",
+                pm.mesh.vertices.len(), t.num_cells(), t.num_edges(), walls, amin, amax, pm.seconds
+            );
+            if let Some(out) = out {
+                io::write_mesh(&out, &pm.mesh)?;
+                println!("wrote {}", out.display());
+            }
+        }
+        Command::Bench { cells, precision, repeat, t_end, json } => {
+            let opts = BenchOptions { cells, precision, repeat, t_end };
+            if !json {
+                println!("paper benchmark to t = {t_end}, {precision:?}, {} threads, median of {repeat}", rayon::current_num_threads());
+                println!("{}", table_header());
+            }
+            let all = bench(&opts, |s| {
+                if !json {
+                    println!("{}", table_row(s));
+                }
+            })?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&all)?);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,1 +1,96 @@
-//! Mesh generation (in progress).
+//! Triangulating a scenario's domain with spade: constrained Delaunay triangulation of the
+//! outer polygon and its holes, then Delaunay refinement to the requested area and angle.
+
+use super::Mesh;
+use crate::scenario::{polygon::signed_area, Domain, Resolution};
+use anyhow::{bail, Context, Result};
+use spade::{AngleLimit, ConstrainedDelaunayTriangulation, Point2, RefinementParameters, Triangulation};
+use std::collections::HashSet;
+
+/// Triangulate `domain` with no triangle larger than `max_area` and, as far as the
+/// refinement can, no angle below `min_angle` degrees.
+pub fn triangulate(domain: &Domain, max_area: f64, min_angle: f64) -> Result<Mesh> {
+    let mut cdt = ConstrainedDelaunayTriangulation::<Point2<f64>>::new();
+    for poly in std::iter::once(&domain.outer).chain(domain.holes.iter()) {
+        let vs = poly
+            .iter()
+            .map(|p| cdt.insert(Point2::new(p[0], p[1])))
+            .collect::<Result<Vec<_>, _>>()
+            .context("the domain has a point spade cannot insert")?;
+        for k in 0..vs.len() {
+            let (a, b) = (vs[k], vs[(k + 1) % vs.len()]);
+            if !cdt.can_add_constraint(a, b) {
+                bail!("domain: boundary segment {k} crosses another boundary segment");
+            }
+            cdt.add_constraint(a, b);
+        }
+    }
+    let area = domain_area(domain);
+    let expected = (area / max_area).max(1.0) as usize;
+    let params = RefinementParameters::<f64>::new()
+        .exclude_outer_faces(true)
+        .with_max_allowed_area(max_area)
+        .with_angle_limit(AngleLimit::from_deg(min_angle))
+        .with_max_additional_vertices(4 * expected + 1000);
+    let result = cdt.refine(params);
+    if !result.refinement_complete {
+        log::warn!("mesh refinement stopped at its vertex budget; some triangles may be larger or thinner than asked");
+    }
+    let excluded: HashSet<_> = result.excluded_faces.into_iter().collect();
+
+    let mut vmap = vec![u32::MAX; cdt.num_vertices()];
+    let mut mesh = Mesh::default();
+    mesh.triangles.reserve(cdt.num_inner_faces());
+    for face in cdt.inner_faces() {
+        if excluded.contains(&face.fix()) {
+            continue;
+        }
+        let tri = face.vertices().map(|v| {
+            let k = v.fix().index();
+            if vmap[k] == u32::MAX {
+                vmap[k] = mesh.vertices.len() as u32;
+                let p = v.position();
+                mesh.vertices.push([p.x, p.y]);
+            }
+            vmap[k]
+        });
+        mesh.triangles.push(tri);
+    }
+    if mesh.triangles.is_empty() {
+        bail!("domain: the triangulation has no triangles inside the domain");
+    }
+    Ok(mesh)
+}
+
+pub fn domain_area(d: &Domain) -> f64 {
+    signed_area(&d.outer).abs() - d.holes.iter().map(|h| signed_area(h).abs()).sum::<f64>()
+}
+
+/// Triangulate to the scenario's resolution. A target cell count is met by measuring, on a
+/// pilot mesh, how many triangles an area bound gives, and scaling the bound.
+pub fn generate(domain: &Domain, res: &Resolution) -> Result<Mesh> {
+    let area = domain_area(domain);
+    match (res.cells, res.max_area) {
+        (_, Some(a)) => triangulate(domain, a, res.min_angle),
+        (Some(n), None) => {
+            let n = n as f64;
+            let pilot_n = n.min(20_000.0);
+            let pilot_area = area / pilot_n;
+            let pilot = triangulate(domain, pilot_area, res.min_angle)?;
+            // Triangles per (domain area / area bound): nearly constant for a given domain.
+            let k = pilot.triangles.len() as f64 * pilot_area / area;
+            let mut max_area = k * area / n;
+            let mut mesh = triangulate(domain, max_area, res.min_angle)?;
+            for _ in 0..2 {
+                let got = mesh.triangles.len() as f64;
+                if (got - n).abs() <= 0.02 * n || n > 2e5 {
+                    break;
+                }
+                max_area *= got / n;
+                mesh = triangulate(domain, max_area, res.min_angle)?;
+            }
+            Ok(mesh)
+        }
+        (None, None) => bail!("resolution: give cells (a target triangle count) or max_area"),
+    }
+}

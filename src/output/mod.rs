@@ -1,3 +1,6 @@
 //! Everything a run writes: VTK files for ParaView, run statistics, all written atomically.
 
 pub mod atomic;
+pub mod series;
+pub mod pvd;
+pub mod vtk;

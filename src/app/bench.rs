@@ -1,0 +1,64 @@
+//! `pycno bench`: the paper's benchmark at several cell counts, stepping time only (mesh
+//! generation, set-up and output excluded), median of repeated runs.
+
+use super::run::{run_with, Precision, RunOptions};
+use super::scenario_mesh;
+use super::stats::RunStats;
+use crate::comm::Single;
+use crate::scenario::{initial, Scenario};
+use anyhow::Result;
+
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    pub cells: Vec<u64>,
+    pub precision: Precision,
+    pub repeat: usize,
+    pub t_end: f64,
+}
+
+pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Result<Vec<RunStats>> {
+    let mut all = Vec::new();
+    for &n in &opts.cells {
+        let mut s = Scenario::paper_benchmark(n);
+        s.time.end = opts.t_end;
+        s.validate()?;
+        let pm = scenario_mesh(&s)?;
+        let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid)?;
+        let ro = RunOptions { no_vtk: true, quiet: true, precision: opts.precision, ..Default::default() };
+        let mut runs = Vec::new();
+        for _ in 0..opts.repeat.max(1) {
+            let st = match opts.precision {
+                Precision::F32 => run_with::<f32>(&s, &pm, &depth, &state, &ro, &Single)?,
+                Precision::F64 => run_with::<f64>(&s, &pm, &depth, &state, &ro, &Single)?,
+            };
+            runs.push(st);
+        }
+        runs.sort_by(|a, b| a.stepping_seconds.total_cmp(&b.stepping_seconds));
+        let mut st = runs.swap_remove(runs.len() / 2);
+        st.mesh_seconds = pm.seconds;
+        st.wall_seconds = st.stepping_seconds;
+        on_result(&st);
+        all.push(st);
+    }
+    Ok(all)
+}
+
+pub fn table_header() -> String {
+    format!(
+        "{:>9} {:>9} {:>6} {:>10} {:>14} {:>14} {:>8}",
+        "cells", "edges", "steps", "seconds", "cell-upd/s", "per core", "mesh s"
+    )
+}
+
+pub fn table_row(s: &RunStats) -> String {
+    format!(
+        "{:>9} {:>9} {:>6} {:>10.4} {:>14.4e} {:>14.4e} {:>8.2}",
+        s.cells,
+        s.edges,
+        s.steps,
+        s.stepping_seconds,
+        s.cell_updates_per_second,
+        s.cell_updates_per_second / s.threads.max(1) as f64,
+        s.mesh_seconds
+    )
+}

@@ -1,0 +1,50 @@
+//! Run statistics: printed at the end of a run and written as `stats.json` beside the output.
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunStats {
+    pub name: String,
+    pub version: String,
+    pub cells: usize,
+    pub edges: usize,
+    pub steps: u64,
+    pub t_end: f64,
+    pub dt_min: f64,
+    pub dt_max: f64,
+    pub wall_seconds: f64,
+    pub stepping_seconds: f64,
+    pub mesh_seconds: f64,
+    pub output_seconds: f64,
+    pub cell_updates_per_second: f64,
+    pub mass_layer1_start: f64,
+    pub mass_layer1_end: f64,
+    pub mass_layer2_start: f64,
+    pub mass_layer2_end: f64,
+    pub hyperbolicity_fallbacks: u64,
+    pub backend: String,
+    pub device: String,
+    pub precision: String,
+    pub threads: usize,
+    pub ranks: usize,
+    pub outputs: usize,
+}
+
+impl RunStats {
+    pub fn summary(&self) -> String {
+        let rel = |a: f64, b: f64| if a != 0.0 { (b - a) / a } else { b - a };
+        format!(
+            "{} cells, {} edges, {} steps to t = {} (dt {:.3e} .. {:.3e})\n\
+             stepping {:.3} s ({:.3e} cell-updates/s on {} threads, {}), mesh {:.3} s, output {:.3} s, wall {:.3} s\n\
+             mass layer 1: {:.12e} -> {:.12e} (relative change {:.2e})\n\
+             mass layer 2: {:.12e} -> {:.12e} (relative change {:.2e})\n\
+             hyperbolicity fallbacks: {} edge evaluations",
+            self.cells, self.edges, self.steps, self.t_end, self.dt_min, self.dt_max,
+            self.stepping_seconds, self.cell_updates_per_second, self.threads, self.device,
+            self.mesh_seconds, self.output_seconds, self.wall_seconds,
+            self.mass_layer1_start, self.mass_layer1_end, rel(self.mass_layer1_start, self.mass_layer1_end),
+            self.mass_layer2_start, self.mass_layer2_end, rel(self.mass_layer2_start, self.mass_layer2_end),
+            self.hyperbolicity_fallbacks
+        )
+    }
+}

@@ -1,0 +1,128 @@
+//! Eigenvalues and eigenvectors of the projected two-layer matrix A (numerics.md):
+//!
+//! ```text
+//!     [ 0            1     0            0    ]
+//! A = [ g h1 - u1^2  2 u1  g h1         0    ]
+//!     [ 0            0     0            1    ]
+//!     [ r g h2       0     g h2 - u2^2  2 u2 ]
+//! ```
+//!
+//! Its eigenvalues are the roots of ((l-u1)^2 - g h1)((l-u2)^2 - g h2) = r g^2 h1 h2. We
+//! work with the scaled quartic Q(l) = a + b - a b - (1 - r), a = (l-u1)^2/(g h1),
+//! b = (l-u2)^2/(g h2), which equals -P(l)/(g^2 h1 h2): near the slow internal roots a and b
+//! are small, so Q is evaluated without the cancellation that ruins P in float32 when r is
+//! close to 1. The two external roots come from Newton's method started at
+//! Um +- sqrt(g (h1+h2)); the internal pair then follows in closed form from the deflated
+//! quartic P(l) = (l - l1)(l - l4)((l - m)^2 - d^2): m from the sum of the roots,
+//! 2 (u1 + u2), and d^2 from Q(m). d^2 <= 0 means the system is not hyperbolic here
+//! (Kelvin-Helmholtz shear instability).
+
+use super::Real;
+
+/// Eigenvalues in increasing order: external, internal, internal, external.
+#[derive(Clone, Copy, Debug)]
+pub struct Eigenvalues<T> {
+    pub lambda: [T; 4],
+    /// False when the internal pair is complex; `lambda[1] == lambda[2]` is then its real part.
+    pub hyperbolic: bool,
+}
+
+/// Q(l) and Q'(l), see the module comment.
+#[inline(always)]
+fn scaled_quartic<T: Real>(l: T, u1: T, u2: T, gh1: T, gh2: T, one_minus_r: T) -> (T, T) {
+    let (d1, d2) = (l - u1, l - u2);
+    let a = d1 * d1 / gh1;
+    let b = d2 * d2 / gh2;
+    let two = T::c(2.0);
+    let q = a + b - a * b - one_minus_r;
+    let dq = two * d1 / gh1 * (T::one() - b) + two * d2 / gh2 * (T::one() - a);
+    (q, dq)
+}
+
+const NEWTON_MAX: usize = 12;
+
+#[inline(always)]
+fn newton<T: Real>(mut l: T, scale: T, u1: T, u2: T, gh1: T, gh2: T, one_minus_r: T) -> T {
+    for _ in 0..NEWTON_MAX {
+        let (q, dq) = scaled_quartic(l, u1, u2, gh1, gh2, one_minus_r);
+        if dq == T::zero() {
+            break;
+        }
+        let step = q / dq;
+        l = l - step;
+        if step.abs() <= T::c(4.0) * T::EPS * scale {
+            break;
+        }
+    }
+    l
+}
+
+/// Eigenvalues of A for layer thicknesses `h1, h2 > 0` and normal velocities `u1, u2`.
+#[inline(always)]
+pub fn eigenvalues<T: Real>(g: T, r: T, h1: T, u1: T, h2: T, u2: T) -> Eigenvalues<T> {
+    let (gh1, gh2) = (g * h1, g * h2);
+    let hs = h1 + h2;
+    let one_minus_r = T::one() - r;
+    let um = (h1 * u1 + h2 * u2) / hs;
+    let ce = (g * hs).sqrt();
+    let scale = ce + u1.abs().max(u2.abs());
+    let lo = newton(um - ce, scale, u1, u2, gh1, gh2, one_minus_r);
+    let hi = newton(um + ce, scale, u1, u2, gh1, gh2, one_minus_r);
+    let m = u1 + u2 - T::c(0.5) * (lo + hi);
+    let (qm, _) = scaled_quartic(m, u1, u2, gh1, gh2, one_minus_r);
+    // P(m) = -g^2 h1 h2 Q(m) = (m - lo)(m - hi)(-d^2)
+    let d2 = -(gh1 * gh2) * qm / ((m - lo) * (hi - m));
+    if d2 > T::zero() {
+        let d = d2.sqrt();
+        Eigenvalues { lambda: [lo, m - d, m + d, hi], hyperbolic: true }
+    } else {
+        Eigenvalues { lambda: [lo, m, m, hi], hyperbolic: false }
+    }
+}
+
+/// Eigenvector of A for eigenvalue `l`: (1, l, a, a l) with a = ((l - u1)^2 - g h1)/(g h1).
+#[inline(always)]
+pub fn eigenvector<T: Real>(l: T, u1: T, gh1: T) -> [T; 4] {
+    let d = l - u1;
+    let a = (d * d - gh1) / gh1;
+    [T::one(), l, a, a * l]
+}
+
+/// Solve `K c = b` for the 4x4 matrix whose columns are `cols`, by Gaussian elimination
+/// with partial pivoting (no explicit inverse).
+#[inline(always)]
+pub fn solve4<T: Real>(cols: &[[T; 4]; 4], b: [T; 4]) -> [T; 4] {
+    // Augmented rows: m[row] = (K[row][0..4], b[row]).
+    let mut m = [[T::zero(); 5]; 4];
+    for row in 0..4 {
+        for col in 0..4 {
+            m[row][col] = cols[col][row];
+        }
+        m[row][4] = b[row];
+    }
+    for k in 0..4 {
+        let mut p = k;
+        for row in (k + 1)..4 {
+            if m[row][k].abs() > m[p][k].abs() {
+                p = row;
+            }
+        }
+        m.swap(k, p);
+        let inv = T::one() / m[k][k];
+        for row in (k + 1)..4 {
+            let f = m[row][k] * inv;
+            for col in k..5 {
+                m[row][col] = m[row][col] - f * m[k][col];
+            }
+        }
+    }
+    let mut c = [T::zero(); 4];
+    for k in (0..4).rev() {
+        let mut s = m[k][4];
+        for col in (k + 1)..4 {
+            s = s - m[k][col] * c[col];
+        }
+        c[k] = s / m[k][k];
+    }
+    c
+}

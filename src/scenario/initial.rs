@@ -1,0 +1,75 @@
+//! Bathymetry and initial state evaluated at cell centroids (first-order cell averages).
+
+use super::{Bathymetry, Field, Initial, Scenario, Shape};
+use crate::solver::CellState;
+use anyhow::{bail, Result};
+
+pub fn depth_at(b: &Bathymetry, p: [f64; 2]) -> f64 {
+    match *b {
+        Bathymetry::Constant { depth } => depth,
+        Bathymetry::GaussianBump { depth, height, center, width } => {
+            let r2 = (p[0] - center[0]).powi(2) + (p[1] - center[1]).powi(2);
+            depth - height * (-r2 / (width * width)).exp()
+        }
+        Bathymetry::Slope { depth, gradient } => depth + gradient[0] * p[0] + gradient[1] * p[1],
+    }
+}
+
+fn field_at(f: &Field, p: [f64; 2]) -> f64 {
+    match *f {
+        Field::Constant(x) => x,
+        Field::Shape(Shape::Circle { center, radius, inside, outside }) => {
+            let r2 = (p[0] - center[0]).powi(2) + (p[1] - center[1]).powi(2);
+            if r2 <= radius * radius { inside } else { outside }
+        }
+        Field::Shape(Shape::StepX { x0, left, right }) => {
+            if p[0] < x0 { left } else { right }
+        }
+    }
+}
+
+/// State at point `p` over a bottom at depth `h_bottom`.
+pub fn state_at(init: &Initial, h_bottom: f64, p: [f64; 2]) -> CellState {
+    let rest = |h1: f64, h2: f64| CellState { h1, q1: [0.0; 2], h2, q2: [0.0; 2] };
+    match *init {
+        Initial::CircularDamBreak { center, radius, h1_inside, h1_outside, surface } => {
+            let r2 = (p[0] - center[0]).powi(2) + (p[1] - center[1]).powi(2);
+            let h1 = if r2 <= radius * radius { h1_inside } else { h1_outside };
+            rest(h1, surface + h_bottom - h1)
+        }
+        Initial::DamBreakX { x0, interface_left, interface_right, surface } => {
+            let z = if p[0] < x0 { interface_left } else { interface_right };
+            rest(surface - z, h_bottom + z)
+        }
+        Initial::AtRest { interface, surface } => rest(surface - interface, h_bottom + interface),
+        Initial::Layers { ref layer1, ref layer2 } => {
+            let (h1, h2) = (field_at(&layer1.thickness, p), field_at(&layer2.thickness, p));
+            CellState {
+                h1,
+                q1: [h1 * layer1.velocity[0], h1 * layer1.velocity[1]],
+                h2,
+                q2: [h2 * layer2.velocity[0], h2 * layer2.velocity[1]],
+            }
+        }
+    }
+}
+
+/// Depth and state at every centroid. Fails, naming the first offending cell, where a
+/// layer would have zero or negative thickness.
+pub fn evaluate(s: &Scenario, centroids: &[[f64; 2]]) -> Result<(Vec<f64>, Vec<CellState>)> {
+    let depth: Vec<f64> = centroids.iter().map(|&p| depth_at(&s.bathymetry, p)).collect();
+    let state: Vec<CellState> = centroids.iter().zip(&depth).map(|(&p, &h)| state_at(&s.initial, h, p)).collect();
+    for (c, st) in state.iter().enumerate() {
+        for (layer, h) in [(1, st.h1), (2, st.h2)] {
+            if !(h.is_finite() && h > 0.0) {
+                let p = centroids[c];
+                bail!(
+                    "initial: layer {layer} would have thickness {h} at cell {c} (x = {}, y = {}, bottom depth H = {}); \
+                     expected a positive thickness everywhere (check initial and bathymetry)",
+                    p[0], p[1], depth[c]
+                );
+            }
+        }
+    }
+    Ok((depth, state))
+}

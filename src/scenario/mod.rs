@@ -1,0 +1,394 @@
+//! Scenario files (JSON): the domain or a mesh file, the resolution, the bathymetry, the
+//! initial state of both layers, the physics, the times and the output. Unknown keys,
+//! wrong types and physically invalid values are rejected with the field's path.
+
+pub mod initial;
+pub mod polygon;
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// The domain to triangulate; exactly one of `domain` and `mesh`.
+    #[serde(default)]
+    pub domain: Option<Domain>,
+    /// A mesh file (.msh, .node/.ele, .pmsh), relative to the scenario file.
+    #[serde(default)]
+    pub mesh: Option<PathBuf>,
+    #[serde(default)]
+    pub resolution: Resolution,
+    #[serde(default)]
+    pub bathymetry: Bathymetry,
+    pub initial: Initial,
+    #[serde(default)]
+    pub physics: Physics,
+    pub time: Time,
+    #[serde(default)]
+    pub output: Output,
+}
+
+fn default_name() -> String {
+    "scenario".into()
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Domain {
+    /// Outer boundary, a closed polygon (the last point is not repeated).
+    pub outer: Vec<[f64; 2]>,
+    #[serde(default)]
+    pub holes: Vec<Vec<[f64; 2]>>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resolution {
+    /// Target number of triangles (met to within a few percent).
+    #[serde(default)]
+    pub cells: Option<u64>,
+    /// Largest allowed triangle area (used when `cells` is not given).
+    #[serde(default)]
+    pub max_area: Option<f64>,
+    /// Smallest angle the refinement aims for, in degrees.
+    #[serde(default = "default_min_angle")]
+    pub min_angle: f64,
+}
+fn default_min_angle() -> f64 {
+    25.0
+}
+impl Default for Resolution {
+    fn default() -> Self {
+        Resolution { cells: None, max_area: None, min_angle: default_min_angle() }
+    }
+}
+
+/// Depth of the bottom below the reference level, H(x, y) (positive down).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Bathymetry {
+    Constant { depth: f64 },
+    /// H = depth - height * exp(-|x - center|^2 / width^2): a smooth seamount.
+    GaussianBump { depth: f64, height: f64, center: [f64; 2], width: f64 },
+    /// H = depth + gradient . x
+    Slope { depth: f64, gradient: [f64; 2] },
+}
+impl Default for Bathymetry {
+    fn default() -> Self {
+        Bathymetry::Constant { depth: 5.0 }
+    }
+}
+
+/// Initial state. Elevations (`surface`, `interface`) are measured upwards from the
+/// reference level, so a layer's thickness is the difference of the elevations around it.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Initial {
+    /// The paper's internal dam break: h1 = h1_inside within `radius` of `center`, else
+    /// h1_outside; h2 fills the rest up to a flat free surface at `surface`.
+    CircularDamBreak {
+        #[serde(default)]
+        center: [f64; 2],
+        #[serde(default = "paper_radius")]
+        radius: f64,
+        #[serde(default = "paper_h1_inside")]
+        h1_inside: f64,
+        #[serde(default = "paper_h1_outside")]
+        h1_outside: f64,
+        #[serde(default)]
+        surface: f64,
+    },
+    /// A straight internal dam at x = x0: interface elevation `interface_left` for x < x0,
+    /// `interface_right` beyond; flat free surface.
+    DamBreakX { x0: f64, interface_left: f64, interface_right: f64, #[serde(default)] surface: f64 },
+    /// Water at rest: flat interface and free surface.
+    AtRest { interface: f64, #[serde(default)] surface: f64 },
+    /// Each layer's thickness and velocity given directly.
+    Layers { layer1: Layer, layer2: Layer },
+}
+fn paper_radius() -> f64 {
+    1.5
+}
+fn paper_h1_inside() -> f64 {
+    0.5
+}
+fn paper_h1_outside() -> f64 {
+    4.0
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Layer {
+    pub thickness: Field,
+    #[serde(default)]
+    pub velocity: [f64; 2],
+}
+
+/// A scalar field: a constant, or a piecewise-constant shape.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Field {
+    Constant(f64),
+    Shape(Shape),
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Shape {
+    Circle { center: [f64; 2], radius: f64, inside: f64, outside: f64 },
+    StepX { x0: f64, left: f64, right: f64 },
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Physics {
+    #[serde(default = "default_g")]
+    pub g: f64,
+    /// Density ratio rho1 / rho2 of the upper to the lower layer.
+    #[serde(default = "default_r")]
+    pub r: f64,
+    /// CFL number.
+    #[serde(default = "default_gamma")]
+    pub gamma: f64,
+}
+fn default_g() -> f64 {
+    9.81
+}
+fn default_r() -> f64 {
+    0.998
+}
+fn default_gamma() -> f64 {
+    0.9
+}
+impl Default for Physics {
+    fn default() -> Self {
+        Physics { g: default_g(), r: default_r(), gamma: default_gamma() }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Time {
+    pub end: f64,
+    /// Write output every `output_interval` (and at 0 and at the end).
+    #[serde(default)]
+    pub output_interval: Option<f64>,
+    /// Or at these times (plus 0).
+    #[serde(default)]
+    pub output_times: Option<Vec<f64>>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Output {
+    #[serde(default = "default_dir")]
+    pub dir: PathBuf,
+}
+fn default_dir() -> PathBuf {
+    PathBuf::from("out")
+}
+impl Default for Output {
+    fn default() -> Self {
+        Output { dir: default_dir() }
+    }
+}
+
+/// The paper's cell counts (seed 001, Tables 1-2).
+pub const PAPER_CELLS: [u64; 7] = [4016, 16040, 64052, 256576, 1001898, 2000608, 3000948];
+
+impl Scenario {
+    /// The paper's benchmark (seed 001, sections 4 and 7): circular internal dam break on
+    /// [-5, 5]^2, H = 5, r = 0.998, gamma = 0.9, walls, t in [0, 0.1].
+    pub fn paper_benchmark(cells: u64) -> Scenario {
+        Scenario {
+            name: "dambreak".into(),
+            domain: Some(Domain { outer: vec![[-5.0, -5.0], [5.0, -5.0], [5.0, 5.0], [-5.0, 5.0]], holes: vec![] }),
+            mesh: None,
+            resolution: Resolution { cells: Some(cells), ..Default::default() },
+            bathymetry: Bathymetry::Constant { depth: 5.0 },
+            initial: Initial::CircularDamBreak {
+                center: [0.0, 0.0],
+                radius: paper_radius(),
+                h1_inside: paper_h1_inside(),
+                h1_outside: paper_h1_outside(),
+                surface: 0.0,
+            },
+            physics: Physics::default(),
+            time: Time { end: 0.1, output_interval: None, output_times: None },
+            output: Output::default(),
+        }
+    }
+
+    /// Parse and validate a scenario file. Errors name the file and the field.
+    pub fn from_file(path: &Path) -> Result<Scenario> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read scenario {}", path.display()))?;
+        let mut s = Self::from_json(&text).map_err(|e| anyhow!("{}: {e:#}", path.display()))?;
+        if let Some(m) = &s.mesh {
+            if m.is_relative() {
+                s.mesh = Some(path.parent().unwrap_or(Path::new(".")).join(m));
+            }
+        }
+        Ok(s)
+    }
+
+    pub fn from_json(text: &str) -> Result<Scenario> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            if path == "." || path.is_empty() {
+                anyhow!("{inner}")
+            } else {
+                anyhow!("{path}: {inner}")
+            }
+        })?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// Output times after 0, ending with `time.end`.
+    pub fn output_times(&self) -> Vec<f64> {
+        let end = self.time.end;
+        let mut times: Vec<f64> = if let Some(ts) = &self.time.output_times {
+            ts.iter().copied().filter(|&t| t > 0.0 && t < end).collect()
+        } else if let Some(dt) = self.time.output_interval {
+            let n = (end / dt - 1e-9).floor() as u64;
+            (1..=n).map(|k| k as f64 * dt).filter(|&t| t < end * (1.0 - 1e-12)).collect()
+        } else {
+            vec![]
+        };
+        times.push(end);
+        times
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        let p = &self.physics;
+        if !(p.g.is_finite() && p.g > 0.0) {
+            bail!("physics.g: expected a positive gravity, found {}", p.g);
+        }
+        if !(p.r > 0.0 && p.r < 1.0) {
+            bail!("physics.r: expected a density ratio rho1/rho2 strictly between 0 and 1, found {}", p.r);
+        }
+        if !(p.gamma > 0.0 && p.gamma <= 1.0) {
+            bail!("physics.gamma: expected a CFL number in (0, 1], found {}", p.gamma);
+        }
+        let t = &self.time;
+        if !(t.end.is_finite() && t.end > 0.0) {
+            bail!("time.end: expected a positive end time, found {}", t.end);
+        }
+        if t.output_interval.is_some() && t.output_times.is_some() {
+            bail!("time: give either output_interval or output_times, not both");
+        }
+        if let Some(dt) = t.output_interval {
+            if !(dt.is_finite() && dt > 0.0) {
+                bail!("time.output_interval: expected a positive interval, found {dt}");
+            }
+            if t.end / dt > 1e6 {
+                bail!("time.output_interval: {dt} would write more than a million outputs before time.end = {}", t.end);
+            }
+        }
+        if let Some(ts) = &t.output_times {
+            for (k, w) in ts.windows(2).enumerate() {
+                if !(w[1] > w[0]) {
+                    bail!("time.output_times[{}]: expected increasing times, found {} after {}", k + 1, w[1], w[0]);
+                }
+            }
+            if let Some((k, bad)) = ts.iter().enumerate().find(|(_, &x)| !(x >= 0.0 && x <= t.end)) {
+                bail!("time.output_times[{k}]: expected a time in [0, time.end = {}], found {bad}", t.end);
+            }
+        }
+        match (&self.domain, &self.mesh) {
+            (Some(_), Some(_)) => bail!("domain, mesh: give either a domain to triangulate or a mesh file, not both"),
+            (None, None) => bail!("domain: missing; give a domain to triangulate or a mesh file"),
+            (Some(d), None) => {
+                polygon::check_domain(d)?;
+                let r = &self.resolution;
+                match (r.cells, r.max_area) {
+                    (None, None) => bail!("resolution: give cells (a target triangle count) or max_area"),
+                    (Some(_), Some(_)) => bail!("resolution: give either cells or max_area, not both"),
+                    (Some(n), None) if n < 2 => bail!("resolution.cells: expected at least 2 triangles, found {n}"),
+                    (None, Some(a)) if !(a.is_finite() && a > 0.0) => {
+                        bail!("resolution.max_area: expected a positive area, found {a}")
+                    }
+                    _ => {}
+                }
+                if !(r.min_angle >= 0.0 && r.min_angle <= 33.0) {
+                    bail!("resolution.min_angle: expected degrees in [0, 33] (refinement may not end above that), found {}", r.min_angle);
+                }
+            }
+            (None, Some(_)) => {}
+        }
+        self.bathymetry.validate()?;
+        self.initial.validate()?;
+        Ok(())
+    }
+}
+
+fn positive(field: &str, x: f64, what: &str) -> Result<()> {
+    if !(x.is_finite() && x > 0.0) {
+        bail!("{field}: expected a positive {what}, found {x}");
+    }
+    Ok(())
+}
+
+impl Bathymetry {
+    fn validate(&self) -> Result<()> {
+        let finite = |field: &str, xs: &[f64]| -> Result<()> {
+            if let Some(x) = xs.iter().find(|x| !x.is_finite()) {
+                bail!("{field}: expected a finite number, found {x}");
+            }
+            Ok(())
+        };
+        match self {
+            Bathymetry::Constant { depth } => finite("bathymetry.depth", &[*depth]),
+            Bathymetry::GaussianBump { depth, height, center, width } => {
+                finite("bathymetry.depth", &[*depth])?;
+                finite("bathymetry.height", &[*height])?;
+                finite("bathymetry.center", center)?;
+                positive("bathymetry.width", *width, "width")
+            }
+            Bathymetry::Slope { depth, gradient } => {
+                finite("bathymetry.depth", &[*depth])?;
+                finite("bathymetry.gradient", gradient)
+            }
+        }
+    }
+}
+
+impl Initial {
+    fn validate(&self) -> Result<()> {
+        match self {
+            Initial::CircularDamBreak { radius, h1_inside, h1_outside, .. } => {
+                positive("initial.radius", *radius, "radius")?;
+                positive("initial.h1_inside", *h1_inside, "thickness")?;
+                positive("initial.h1_outside", *h1_outside, "thickness")
+            }
+            Initial::DamBreakX { .. } | Initial::AtRest { .. } => Ok(()),
+            Initial::Layers { layer1, layer2 } => {
+                layer1.thickness.validate("initial.layer1.thickness")?;
+                layer2.thickness.validate("initial.layer2.thickness")
+            }
+        }
+    }
+}
+
+impl Field {
+    fn validate(&self, field: &str) -> Result<()> {
+        match self {
+            Field::Constant(x) => positive(field, *x, "thickness"),
+            Field::Shape(Shape::Circle { radius, inside, outside, .. }) => {
+                positive(&format!("{field}.radius"), *radius, "radius")?;
+                positive(&format!("{field}.inside"), *inside, "thickness")?;
+                positive(&format!("{field}.outside"), *outside, "thickness")
+            }
+            Field::Shape(Shape::StepX { left, right, .. }) => {
+                positive(&format!("{field}.left"), *left, "thickness")?;
+                positive(&format!("{field}.right"), *right, "thickness")
+            }
+        }
+    }
+}

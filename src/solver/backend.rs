@@ -1,0 +1,32 @@
+//! What the step loop asks of a backend. The CPU backend and the CUDA backend implement it
+//! over the same data layout; the loop, the exchange and the output never see physics.
+
+use super::layout::CellState;
+use anyhow::Result;
+use std::ops::Range;
+
+/// Result of an update: whether every owned cell is still physical.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Health {
+    Ok,
+    /// A thickness became negative, zero, or not finite somewhere.
+    Bad,
+}
+
+pub trait Backend {
+    /// "cpu (f32, 2 threads)", "cuda (f32, NVIDIA H200)", ...
+    fn describe(&self) -> String;
+    fn name(&self) -> &'static str;
+    /// Edge pass over a range of edges (see `Layout`): fills the accumulator slots.
+    fn process_edges(&mut self, edges: Range<usize>) -> Result<()>;
+    /// min over owned cells of `2 gamma |V_i| / Z_i`.
+    fn local_dt(&mut self, gamma: f64) -> Result<f64>;
+    /// `W_i -= dt / |V_i| * M_i` on owned cells.
+    fn update(&mut self, dt: f64) -> Result<Health>;
+    /// Edges where the Roe matrix was not hyperbolic, since the start.
+    fn fallbacks(&mut self) -> Result<u64>;
+    /// Owned cells' state, in float64.
+    fn state(&mut self) -> Result<Vec<CellState>>;
+    fn num_edges(&self) -> usize;
+    fn num_local_edges(&self) -> usize;
+}

@@ -1,0 +1,173 @@
+//! The CPU backend: the paper's layout and phases, the edge pass spread over all cores with
+//! rayon. Each edge writes its own accumulator slots, so threads never share a word.
+
+use super::backend::{Backend, Health};
+use super::layout::{CellState, Layout, WALL};
+use crate::physics::{edge_flux, wall_mirror, Params, Real, Side};
+use anyhow::{bail, Result};
+use rayon::prelude::*;
+use std::ops::Range;
+
+pub struct CpuBackend<T> {
+    params: Params<T>,
+    lay: Layout<T>,
+    acc: [Vec<[T; 4]>; 6],
+    fallbacks: u64,
+}
+
+/// A raw pointer the edge pass shares between threads. Sound because every (slot, cell)
+/// word is written by exactly one edge ([`check_slots`] proves it when the backend is made).
+#[derive(Clone, Copy)]
+struct SlotPtr<T>(*mut [T; 4]);
+unsafe impl<T> Send for SlotPtr<T> {}
+unsafe impl<T> Sync for SlotPtr<T> {}
+
+/// Every owned cell's three slots are written by exactly one edge each, and no edge writes
+/// a receive-block cell's slot that another edge also writes.
+pub fn check_slots<T: Real>(lay: &Layout<T>) -> Result<()> {
+    let n = lay.num_cells();
+    let mut seen = vec![0u8; n];
+    for (e, &[i, j, si, sj]) in lay.edge_cells.iter().enumerate() {
+        for (c, s) in [(i, si), (j, sj)] {
+            if c == WALL {
+                continue;
+            }
+            if c < 0 || c as usize >= n || !(0..3).contains(&s) {
+                bail!("edge {e} refers to cell {c} slot {s}, outside the {n} cells");
+            }
+            let bit = 1u8 << s;
+            if seen[c as usize] & bit != 0 {
+                bail!("edge {e} writes slot {s} of cell {c}, which another edge also writes");
+            }
+            seen[c as usize] |= bit;
+        }
+    }
+    if let Some(c) = (0..lay.n_owned).find(|&c| seen[c] != 0b111) {
+        bail!("owned cell {c} does not have all three edge slots filled (mask {:03b})", seen[c]);
+    }
+    Ok(())
+}
+
+#[inline(always)]
+fn side<T: Real>(a: [T; 4], b: [T; 4]) -> Side<T> {
+    Side { h1: a[0], q1: [a[1], a[2]], h2: b[0], q2: [b[1], b[2]], depth: a[3] }
+}
+
+impl<T: Real> CpuBackend<T> {
+    pub fn new(params: Params<T>, lay: Layout<T>) -> Result<Self> {
+        check_slots(&lay)?;
+        let n = lay.num_cells();
+        let zero = [T::zero(); 4];
+        let acc = std::array::from_fn(|_| vec![zero; n]);
+        Ok(CpuBackend { params, lay, acc, fallbacks: 0 })
+    }
+
+    pub fn layout(&self) -> &Layout<T> {
+        &self.lay
+    }
+    pub fn layout_mut(&mut self) -> &mut Layout<T> {
+        &mut self.lay
+    }
+}
+
+impl<T: Real> Backend for CpuBackend<T> {
+    fn describe(&self) -> String {
+        format!("cpu ({}, {} threads)", T::NAME, rayon::current_num_threads())
+    }
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn process_edges(&mut self, edges: Range<usize>) -> Result<()> {
+        let p = self.params;
+        let lay = &self.lay;
+        let acc: [SlotPtr<T>; 6] = std::array::from_fn(|k| SlotPtr(self.acc[k].as_mut_ptr()));
+        let fallbacks: u64 = edges
+            .into_par_iter()
+            .with_min_len(2048)
+            .map(|e| {
+                let [i, j, si, sj] = lay.edge_cells[e];
+                let nl = lay.edge_normal[e];
+                let len = (nl[0] * nl[0] + nl[1] * nl[1]).sqrt();
+                let n = [nl[0] / len, nl[1] / len];
+                let (i, si) = (i as usize, si as usize);
+                let wi = side(lay.v1[i], lay.v2[i]);
+                let wj = if j == WALL {
+                    wall_mirror(&wi, n)
+                } else {
+                    side(lay.v1[j as usize], lay.v2[j as usize])
+                };
+                let f = edge_flux(&p, &wi, &wj, n);
+                let z = len * f.speed;
+                // SAFETY: check_slots proved that (si, i) and (sj, j) belong to this edge alone.
+                unsafe {
+                    *acc[2 * si].0.add(i) = [len * f.i[0], len * f.i[1], len * f.i[2], z];
+                    *acc[2 * si + 1].0.add(i) = [len * f.i[3], len * f.i[4], len * f.i[5], T::zero()];
+                    if j != WALL {
+                        let (j, sj) = (j as usize, sj as usize);
+                        *acc[2 * sj].0.add(j) = [-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z];
+                        *acc[2 * sj + 1].0.add(j) =
+                            [-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T::zero()];
+                    }
+                }
+                f.fallback as u64
+            })
+            .sum();
+        self.fallbacks += fallbacks;
+        Ok(())
+    }
+
+    fn local_dt(&mut self, gamma: f64) -> Result<f64> {
+        let two_gamma = T::c(2.0 * gamma);
+        let (a0, a2, a4) = (&self.acc[0], &self.acc[2], &self.acc[4]);
+        let v2 = &self.lay.v2;
+        let dt = (0..self.lay.n_owned)
+            .into_par_iter()
+            .with_min_len(8192)
+            .map(|c| {
+                let z = a0[c][3] + a2[c][3] + a4[c][3];
+                two_gamma * v2[c][3] / z
+            })
+            .reduce(T::infinity, |a, b| a.min(b));
+        Ok(dt.f64())
+    }
+
+    fn update(&mut self, dt: f64) -> Result<Health> {
+        let dt = T::c(dt);
+        let n = self.lay.n_owned;
+        let acc = &self.acc;
+        let (v1, v2) = (&mut self.lay.v1[..n], &mut self.lay.v2[..n]);
+        let ok = v1
+            .par_iter_mut()
+            .zip(v2.par_iter_mut())
+            .enumerate()
+            .with_min_len(8192)
+            .map(|(c, (a, b))| {
+                let k = dt / b[3];
+                for m in 0..3 {
+                    let s1 = acc[0][c][m] + acc[2][c][m] + acc[4][c][m];
+                    let s2 = acc[1][c][m] + acc[3][c][m] + acc[5][c][m];
+                    a[m] = a[m] - k * s1;
+                    b[m] = b[m] - k * s2;
+                }
+                a[0] > T::zero()
+                    && b[0] > T::zero()
+                    && a[..3].iter().chain(b[..3].iter()).all(|x| x.is_finite())
+            })
+            .reduce(|| true, |x, y| x && y);
+        Ok(if ok { Health::Ok } else { Health::Bad })
+    }
+
+    fn fallbacks(&mut self) -> Result<u64> {
+        Ok(self.fallbacks)
+    }
+    fn state(&mut self) -> Result<Vec<CellState>> {
+        Ok(self.lay.host_state())
+    }
+    fn num_edges(&self) -> usize {
+        self.lay.num_edges()
+    }
+    fn num_local_edges(&self) -> usize {
+        self.lay.n_local_edges
+    }
+}

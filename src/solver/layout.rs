@@ -1,0 +1,90 @@
+//! The paper's data layout (seed 001, section 5), shared by the CPU and CUDA backends:
+//! two float4 volume arrays, one int4 and one float2 per edge, six float4 accumulators.
+//!
+//! - `v1[c] = (h1, q1x, q1y, H)`, `v2[c] = (h2, q2x, q2y, area)`.
+//! - `edge_cells[e] = (i, j, slot_i, slot_j)`, `j = -1` at a wall.
+//! - `edge_normal[e] = n * L`: the unit normal from i to j scaled by the edge length.
+//! - accumulator `acc[2 * slot + layer][c]`: `(M1, M2, M3, Z)` for layer 0 (the upper
+//!   layer) and `(M4, M5, M6, 0)` for layer 1. Every cell has three edges and every edge
+//!   writes its slot of both its cells, so each step overwrites every accumulator word
+//!   exactly once: no zeroing, no atomics, and a fixed summation order.
+//!
+//! Cells `0..n_owned` are updated; cells `n_owned..` are copies of other ranks' cells (the
+//! receive block). Edges `0..n_local_edges` need only owned cells (and walls); the rest
+//! touch the receive block.
+
+use crate::mesh::{Topology, NO_CELL};
+use crate::physics::Real;
+
+pub const WALL: i32 = -1;
+
+/// Initial or current state of one cell, in float64, as scenarios and output see it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CellState {
+    pub h1: f64,
+    pub q1: [f64; 2],
+    pub h2: f64,
+    pub q2: [f64; 2],
+}
+
+#[derive(Clone, Debug)]
+pub struct Layout<T> {
+    pub v1: Vec<[T; 4]>,
+    pub v2: Vec<[T; 4]>,
+    pub edge_cells: Vec<[i32; 4]>,
+    pub edge_normal: Vec<[T; 2]>,
+    pub n_owned: usize,
+    /// Edges that need no receive-block cell come first: `0..n_local_edges`.
+    pub n_local_edges: usize,
+}
+
+impl<T: Real> Layout<T> {
+    /// The whole mesh on one rank, in global order.
+    pub fn from_topology(topo: &Topology, depth: &[f64], state: &[CellState]) -> Layout<T> {
+        let n = topo.num_cells();
+        assert_eq!(depth.len(), n);
+        assert_eq!(state.len(), n);
+        let mut v1 = Vec::with_capacity(n);
+        let mut v2 = Vec::with_capacity(n);
+        for c in 0..n {
+            let s = &state[c];
+            v1.push([T::c(s.h1), T::c(s.q1[0]), T::c(s.q1[1]), T::c(depth[c])]);
+            v2.push([T::c(s.h2), T::c(s.q2[0]), T::c(s.q2[1]), T::c(topo.cell_area[c])]);
+        }
+        let ne = topo.num_edges();
+        let mut edge_cells = Vec::with_capacity(ne);
+        let mut edge_normal = Vec::with_capacity(ne);
+        for e in 0..ne {
+            let [i, j] = topo.edge_cells[e];
+            let [si, sj] = topo.edge_slots[e];
+            let j = if j == NO_CELL { WALL } else { j as i32 };
+            edge_cells.push([i as i32, j, si as i32, if j == WALL { 0 } else { sj as i32 }]);
+            let [nx, ny] = topo.edge_normal[e];
+            let l = topo.edge_length[e];
+            edge_normal.push([T::c(nx * l), T::c(ny * l)]);
+        }
+        Layout { v1, v2, edge_cells, edge_normal, n_owned: n, n_local_edges: ne }
+    }
+
+    pub fn num_cells(&self) -> usize {
+        self.v1.len()
+    }
+    pub fn num_edges(&self) -> usize {
+        self.edge_cells.len()
+    }
+
+    /// State of the owned cells in float64.
+    pub fn host_state(&self) -> Vec<CellState> {
+        (0..self.n_owned)
+            .map(|c| {
+                let (a, b) = (self.v1[c], self.v2[c]);
+                CellState {
+                    h1: a[0].f64(),
+                    q1: [a[1].f64(), a[2].f64()],
+                    h2: b[0].f64(),
+                    q2: [b[1].f64(), b[2].f64()],
+                }
+            })
+            .collect()
+    }
+}

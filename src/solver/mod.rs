@@ -1,0 +1,11 @@
+//! State and accumulator arrays in the paper's layout, the backend interface with its CPU
+//! implementation, and the time loop.
+
+pub mod backend;
+pub mod cpu;
+pub mod layout;
+pub mod stepper;
+
+pub use backend::{Backend, Health};
+pub use cpu::CpuBackend;
+pub use layout::{CellState, Layout};

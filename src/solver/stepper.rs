@@ -1,0 +1,93 @@
+//! The time loop: edge pass, local time step, global minimum, update (seed 001, section 3),
+//! with the step clipped so that output times and the end time are hit exactly.
+
+use super::backend::{Backend, Health};
+use crate::comm::Comm;
+use anyhow::{bail, Result};
+use std::time::Instant;
+
+#[derive(Clone, Debug, Default)]
+pub struct LoopStats {
+    pub steps: u64,
+    pub dt_min: f64,
+    pub dt_max: f64,
+    pub time: f64,
+    /// Seconds spent stepping, output excluded.
+    pub stepping_seconds: f64,
+}
+
+pub enum Event {
+    /// After every step.
+    Step { step: u64, time: f64, dt: f64 },
+    /// The time reached an output time (not called for t = 0).
+    Output { index: usize, time: f64, step: u64 },
+}
+
+/// The state went unphysical: the caller diagnoses with the backend's state.
+#[derive(Debug)]
+pub struct BlowUp {
+    pub step: u64,
+    pub time: f64,
+}
+impl std::fmt::Display for BlowUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the solution blew up at step {} (t = {})", self.step, self.time)
+    }
+}
+impl std::error::Error for BlowUp {}
+
+pub struct Schedule<'a> {
+    pub t_start: f64,
+    pub t_end: f64,
+    pub gamma: f64,
+    /// Increasing output times in (t_start, t_end]; `Event::Output` index counts from
+    /// `first_output_index`.
+    pub outputs: &'a [f64],
+    pub first_output_index: usize,
+    pub max_steps: Option<u64>,
+}
+
+pub fn step_loop<B: Backend + ?Sized>(
+    b: &mut B,
+    comm: &dyn Comm,
+    plan: &Schedule,
+    on_event: &mut dyn FnMut(&mut B, Event) -> Result<()>,
+) -> Result<LoopStats> {
+    let mut st = LoopStats { dt_min: f64::INFINITY, dt_max: 0.0, time: plan.t_start, ..Default::default() };
+    let ne = b.num_edges();
+    let mut next_out = 0usize;
+    let mut t = plan.t_start;
+    while t < plan.t_end {
+        if plan.max_steps.is_some_and(|m| st.steps >= m) {
+            break;
+        }
+        let target = plan.outputs.get(next_out).copied().unwrap_or(plan.t_end).min(plan.t_end);
+        let clock = Instant::now();
+        b.process_edges(0..ne)?;
+        let dt_cfl = comm.min_f64(b.local_dt(plan.gamma)?);
+        if !(dt_cfl.is_finite() && dt_cfl > 0.0) {
+            bail!(BlowUp { step: st.steps + 1, time: t });
+        }
+        let remaining = target - t;
+        let (dt, hits) = if dt_cfl >= remaining { (remaining, true) } else { (dt_cfl, false) };
+        let health = b.update(dt)?;
+        st.stepping_seconds += clock.elapsed().as_secs_f64();
+        st.steps += 1;
+        t = if hits { target } else { t + dt };
+        st.time = t;
+        st.dt_min = st.dt_min.min(dt);
+        st.dt_max = st.dt_max.max(dt);
+        if health == Health::Bad {
+            bail!(BlowUp { step: st.steps, time: t });
+        }
+        on_event(b, Event::Step { step: st.steps, time: t, dt })?;
+        while hits && next_out < plan.outputs.len() && plan.outputs[next_out] <= t {
+            on_event(b, Event::Output { index: plan.first_output_index + next_out, time: t, step: st.steps })?;
+            next_out += 1;
+        }
+    }
+    if st.steps == 0 {
+        st.dt_min = 0.0;
+    }
+    Ok(st)
+}
