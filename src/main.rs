@@ -29,7 +29,7 @@ enum Command {
         #[arg(long)]
         cells: Option<u64>,
         /// End time in seconds (overrides time.end).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         t_end: Option<f64>,
         /// Output directory (overrides output.dir).
         #[arg(long)]

@@ -10,7 +10,7 @@ use crate::physics::{Params, Real};
 use crate::scenario::{initial, Scenario};
 use crate::solver::stepper::{step_loop, BlowUp, Event, Schedule};
 use crate::solver::{Backend, CellState, CpuBackend, Layout};
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::ValueEnum;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -70,6 +70,9 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario> {
         None => Scenario::paper_benchmark(opts.cells.unwrap_or(DEFAULT_CELLS)),
     };
     if let Some(n) = opts.cells {
+        if n < 2 {
+            bail!("--cells: expected at least 2 triangles, found {n}");
+        }
         if s.mesh.is_some() {
             bail!("--cells applies to scenarios that triangulate a domain; this one reads a mesh file");
         }
@@ -96,8 +99,9 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario> {
 pub fn run(opts: &RunOptions) -> Result<RunStats> {
     let wall = Instant::now();
     let s = load_scenario(opts)?;
-    let pm = scenario_mesh(&s)?;
-    let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid)?;
+    let source = opts.scenario.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "the paper benchmark".into());
+    let pm = scenario_mesh(&s).with_context(|| source.clone())?;
+    let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid).with_context(|| source.clone())?;
     let mut stats = match opts.precision {
         Precision::F32 => run_with::<f32>(&s, &pm, &depth, &state, opts, &Single)?,
         Precision::F64 => run_with::<f64>(&s, &pm, &depth, &state, opts, &Single)?,

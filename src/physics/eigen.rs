@@ -29,22 +29,22 @@ pub struct Eigenvalues<T> {
 
 /// Q(l) and Q'(l), see the module comment.
 #[inline(always)]
-fn scaled_quartic<T: Real>(l: T, u1: T, u2: T, gh1: T, gh2: T, one_minus_r: T) -> (T, T) {
+fn scaled_quartic<T: Real>(l: T, u1: T, u2: T, igh1: T, igh2: T, one_minus_r: T) -> (T, T) {
     let (d1, d2) = (l - u1, l - u2);
-    let a = d1 * d1 / gh1;
-    let b = d2 * d2 / gh2;
+    let (e1, e2) = (d1 * igh1, d2 * igh2);
+    let (a, b) = (d1 * e1, d2 * e2);
     let two = T::c(2.0);
     let q = a + b - a * b - one_minus_r;
-    let dq = two * d1 / gh1 * (T::one() - b) + two * d2 / gh2 * (T::one() - a);
+    let dq = two * (e1 * (T::one() - b) + e2 * (T::one() - a));
     (q, dq)
 }
 
 const NEWTON_MAX: usize = 12;
 
 #[inline(always)]
-fn newton<T: Real>(mut l: T, scale: T, u1: T, u2: T, gh1: T, gh2: T, one_minus_r: T) -> T {
+fn newton<T: Real>(mut l: T, scale: T, u1: T, u2: T, igh1: T, igh2: T, one_minus_r: T) -> T {
     for _ in 0..NEWTON_MAX {
-        let (q, dq) = scaled_quartic(l, u1, u2, gh1, gh2, one_minus_r);
+        let (q, dq) = scaled_quartic(l, u1, u2, igh1, igh2, one_minus_r);
         if dq == T::zero() {
             break;
         }
@@ -61,15 +61,16 @@ fn newton<T: Real>(mut l: T, scale: T, u1: T, u2: T, gh1: T, gh2: T, one_minus_r
 #[inline(always)]
 pub fn eigenvalues<T: Real>(g: T, r: T, h1: T, u1: T, h2: T, u2: T) -> Eigenvalues<T> {
     let (gh1, gh2) = (g * h1, g * h2);
+    let (igh1, igh2) = (T::one() / gh1, T::one() / gh2);
     let hs = h1 + h2;
     let one_minus_r = T::one() - r;
     let um = (h1 * u1 + h2 * u2) / hs;
     let ce = (g * hs).sqrt();
     let scale = ce + u1.abs().max(u2.abs());
-    let lo = newton(um - ce, scale, u1, u2, gh1, gh2, one_minus_r);
-    let hi = newton(um + ce, scale, u1, u2, gh1, gh2, one_minus_r);
+    let lo = newton(um - ce, scale, u1, u2, igh1, igh2, one_minus_r);
+    let hi = newton(um + ce, scale, u1, u2, igh1, igh2, one_minus_r);
     let m = u1 + u2 - T::c(0.5) * (lo + hi);
-    let (qm, _) = scaled_quartic(m, u1, u2, gh1, gh2, one_minus_r);
+    let (qm, _) = scaled_quartic(m, u1, u2, igh1, igh2, one_minus_r);
     // P(m) = -g^2 h1 h2 Q(m) = (m - lo)(m - hi)(-d^2)
     let d2 = -(gh1 * gh2) * qm / ((m - lo) * (hi - m));
     if d2 > T::zero() {
@@ -125,4 +126,21 @@ pub fn solve4<T: Real>(cols: &[[T; 4]; 4], b: [T; 4]) -> [T; 4] {
         c[k] = s / m[k][k];
     }
     c
+}
+
+/// Closed-form estimates of the eigenvalues for r close to 1 (numerics.md): external
+/// Um +- sqrt(g (h1 + h2)), internal Uc +- sqrt(g' h1 h2 / (h1 + h2) (1 - (u1 - u2)^2 /
+/// (g' (h1 + h2)))), the internal root clamped at 0 where it is complex. Cheap; used only
+/// to decide where the exact values are needed.
+#[inline(always)]
+pub fn estimates<T: Real>(g: T, r: T, h1: T, u1: T, h2: T, u2: T) -> [T; 4] {
+    let hs = h1 + h2;
+    let ihs = T::one() / hs;
+    let um = (h1 * u1 + h2 * u2) * ihs;
+    let uc = (h1 * u2 + h2 * u1) * ihs;
+    let ce = (g * hs).sqrt();
+    let gp = (T::one() - r) * g;
+    let du = u1 - u2;
+    let ci = (gp * h1 * h2 * ihs - du * du * h1 * h2 * ihs * ihs).max(T::zero()).sqrt();
+    [um - ce, uc - ci, uc + ci, um + ce]
 }

@@ -4,6 +4,7 @@
 
 pub mod initial;
 pub mod polygon;
+mod tagged;
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -68,8 +69,8 @@ impl Default for Resolution {
 }
 
 /// Depth of the bottom below the reference level, H(x, y) (positive down).
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum Bathymetry {
     Constant { depth: f64 },
     /// H = depth - height * exp(-|x - center|^2 / width^2): a smooth seamount.
@@ -85,28 +86,23 @@ impl Default for Bathymetry {
 
 /// Initial state. Elevations (`surface`, `interface`) are measured upwards from the
 /// reference level, so a layer's thickness is the difference of the elevations around it.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum Initial {
     /// The paper's internal dam break: h1 = h1_inside within `radius` of `center`, else
     /// h1_outside; h2 fills the rest up to a flat free surface at `surface`.
     CircularDamBreak {
-        #[serde(default)]
         center: [f64; 2],
-        #[serde(default = "paper_radius")]
         radius: f64,
-        #[serde(default = "paper_h1_inside")]
         h1_inside: f64,
-        #[serde(default = "paper_h1_outside")]
         h1_outside: f64,
-        #[serde(default)]
         surface: f64,
     },
     /// A straight internal dam at x = x0: interface elevation `interface_left` for x < x0,
     /// `interface_right` beyond; flat free surface.
-    DamBreakX { x0: f64, interface_left: f64, interface_right: f64, #[serde(default)] surface: f64 },
+    DamBreakX { x0: f64, interface_left: f64, interface_right: f64, surface: f64 },
     /// Water at rest: flat interface and free surface.
-    AtRest { interface: f64, #[serde(default)] surface: f64 },
+    AtRest { interface: f64, surface: f64 },
     /// Each layer's thickness and velocity given directly.
     Layers { layer1: Layer, layer2: Layer },
 }
@@ -129,15 +125,15 @@ pub struct Layer {
 }
 
 /// A scalar field: a constant, or a piecewise-constant shape.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
 pub enum Field {
     Constant(f64),
     Shape(Shape),
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum Shape {
     Circle { center: [f64; 2], radius: f64, inside: f64, outside: f64 },
     StepX { x0: f64, left: f64, right: f64 },
@@ -239,11 +235,16 @@ impl Scenario {
         let de = &mut serde_json::Deserializer::from_str(text);
         let s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            let inner = e.into_inner();
-            if path == "." || path.is_empty() {
-                anyhow!("{inner}")
+            let path = if path == "." { String::new() } else { path };
+            let inner = e.into_inner().to_string();
+            let (path, msg) = match tagged::split(&inner) {
+                Some((deeper, msg)) => (tagged::join(&path, deeper), msg.to_string()),
+                None => (path, inner),
+            };
+            if path.is_empty() {
+                anyhow!("{msg}")
             } else {
-                anyhow!("{path}: {inner}")
+                anyhow!("{path}: {msg}")
             }
         })?;
         s.validate()?;
@@ -390,5 +391,101 @@ impl Field {
                 positive(&format!("{field}.right"), *right, "thickness")
             }
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for Bathymetry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        let parse = || -> Result<Bathymetry, String> {
+            let o = tagged::Obj::new(&v, "an object with a \"type\"")?;
+            Ok(match o.kind(&["constant", "gaussian_bump", "slope"])? {
+                "constant" => {
+                    o.only(&["depth"])?;
+                    Bathymetry::Constant { depth: o.req("depth")? }
+                }
+                "gaussian_bump" => {
+                    o.only(&["depth", "height", "center", "width"])?;
+                    Bathymetry::GaussianBump {
+                        depth: o.req("depth")?,
+                        height: o.req("height")?,
+                        center: o.req("center")?,
+                        width: o.req("width")?,
+                    }
+                }
+                _ => {
+                    o.only(&["depth", "gradient"])?;
+                    Bathymetry::Slope { depth: o.req("depth")?, gradient: o.req("gradient")? }
+                }
+            })
+        };
+        parse().map_err(<D::Error as serde::de::Error>::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Initial {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        let parse = || -> Result<Initial, String> {
+            let o = tagged::Obj::new(&v, "an object with a \"type\"")?;
+            Ok(match o.kind(&["circular_dam_break", "dam_break_x", "at_rest", "layers"])? {
+                "circular_dam_break" => {
+                    o.only(&["center", "radius", "h1_inside", "h1_outside", "surface"])?;
+                    Initial::CircularDamBreak {
+                        center: o.opt("center", [0.0, 0.0])?,
+                        radius: o.opt("radius", paper_radius())?,
+                        h1_inside: o.opt("h1_inside", paper_h1_inside())?,
+                        h1_outside: o.opt("h1_outside", paper_h1_outside())?,
+                        surface: o.opt("surface", 0.0)?,
+                    }
+                }
+                "dam_break_x" => {
+                    o.only(&["x0", "interface_left", "interface_right", "surface"])?;
+                    Initial::DamBreakX {
+                        x0: o.req("x0")?,
+                        interface_left: o.req("interface_left")?,
+                        interface_right: o.req("interface_right")?,
+                        surface: o.opt("surface", 0.0)?,
+                    }
+                }
+                "at_rest" => {
+                    o.only(&["interface", "surface"])?;
+                    Initial::AtRest { interface: o.req("interface")?, surface: o.opt("surface", 0.0)? }
+                }
+                _ => {
+                    o.only(&["layer1", "layer2"])?;
+                    Initial::Layers { layer1: o.req("layer1")?, layer2: o.req("layer2")? }
+                }
+            })
+        };
+        parse().map_err(<D::Error as serde::de::Error>::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        let parse = || -> Result<Field, String> {
+            if let Some(x) = v.as_f64() {
+                return Ok(Field::Constant(x));
+            }
+            let o = tagged::Obj::new(&v, "a number or a shape object (\"type\": \"circle\" or \"step_x\")")?;
+            Ok(Field::Shape(match o.kind(&["circle", "step_x"])? {
+                "circle" => {
+                    o.only(&["center", "radius", "inside", "outside"])?;
+                    Shape::Circle {
+                        center: o.req("center")?,
+                        radius: o.req("radius")?,
+                        inside: o.req("inside")?,
+                        outside: o.req("outside")?,
+                    }
+                }
+                _ => {
+                    o.only(&["x0", "left", "right"])?;
+                    Shape::StepX { x0: o.req("x0")?, left: o.req("left")?, right: o.req("right")? }
+                }
+            }))
+        };
+        parse().map_err(<D::Error as serde::de::Error>::custom)
     }
 }

@@ -56,9 +56,6 @@ fn check_polygon(field: &str, poly: &[[f64; 2]]) -> Result<()> {
             bail!("{field}[{}]: repeats the previous point {:?} (do not close the polygon by repeating its first point)", (k + 1) % n, poly[k]);
         }
     }
-    if signed_area(poly).abs() <= 0.0 {
-        bail!("{field}: the polygon is empty (zero area)");
-    }
     for k in 0..n {
         for m in (k + 1)..n {
             // Neighbouring segments share a vertex by construction.
@@ -70,6 +67,18 @@ fn check_polygon(field: &str, poly: &[[f64; 2]]) -> Result<()> {
                 bail!("{field}: the polygon intersects itself: segment {k} ({a:?} to {b:?}) meets segment {m} ({c:?} to {d:?})");
             }
         }
+    }
+    // Relative to the bounding box, so that collinear points with rounding noise count as empty.
+    let (mut lo, mut hi) = ([f64::MAX; 2], [f64::MIN; 2]);
+    for p in poly {
+        for d in 0..2 {
+            lo[d] = lo[d].min(p[d]);
+            hi[d] = hi[d].max(p[d]);
+        }
+    }
+    let diag2 = (hi[0] - lo[0]).powi(2) + (hi[1] - lo[1]).powi(2);
+    if signed_area(poly).abs() <= 1e-12 * diag2 {
+        bail!("{field}: the polygon is empty (zero area)");
     }
     Ok(())
 }

@@ -1,0 +1,46 @@
+//! Shared by the validation tests: run a scenario in memory on the CPU backend.
+#![allow(dead_code)]
+
+use pycno::app::{scenario_mesh, PreparedMesh};
+use pycno::comm::Single;
+use pycno::physics::{Params, Real};
+use pycno::scenario::{initial, Scenario};
+use pycno::solver::stepper::{step_loop, LoopStats, Schedule};
+use pycno::solver::{Backend, CellState, CpuBackend, Layout};
+
+pub struct Outcome {
+    pub pm: PreparedMesh,
+    pub depth: Vec<f64>,
+    pub start: Vec<CellState>,
+    pub end: Vec<CellState>,
+    pub stats: LoopStats,
+    pub fallbacks: u64,
+}
+
+/// Run `s` to `s.time.end` (or `max_steps`) on the CPU in precision `T`.
+pub fn run<T: Real>(s: &Scenario, max_steps: Option<u64>) -> Outcome {
+    let pm = scenario_mesh(s).expect("mesh");
+    let (depth, start) = initial::evaluate(s, &pm.topo.cell_centroid).expect("initial state");
+    let params = Params::<T>::new(s.physics.g, s.physics.r).unwrap();
+    let mut b = CpuBackend::new(params, Layout::<T>::from_topology(&pm.topo, &depth, &start)).unwrap();
+    let plan = Schedule {
+        t_start: 0.0,
+        t_end: s.time.end,
+        gamma: s.physics.gamma,
+        outputs: &[],
+        first_output_index: 1,
+        max_steps,
+    };
+    let stats = step_loop(&mut b, &Single, &plan, &mut |_, _| Ok(())).expect("run");
+    let end = b.state().unwrap();
+    let fallbacks = b.fallbacks().unwrap();
+    Outcome { pm, depth, start, end, stats, fallbacks }
+}
+
+pub fn masses(state: &[CellState], area: &[f64]) -> (f64, f64) {
+    pycno::app::run::layer_masses(state, area)
+}
+
+pub fn scenario(json: &str) -> Scenario {
+    Scenario::from_json(json).unwrap_or_else(|e| panic!("test scenario invalid: {e:#}"))
+}
