@@ -77,6 +77,8 @@ enum Command {
         /// Print JSON (the stats.json fields per size) instead of a table.
         #[arg(long)]
         json: bool,
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendChoice,
     },
 }
 
@@ -134,10 +136,10 @@ fn real_main(cli: Cli) -> Result<()> {
                 println!("wrote {}", out.display());
             }
         }
-        Command::Bench { cells, precision, repeat, t_end, json } => {
-            let opts = BenchOptions { cells, precision, repeat, t_end };
+        Command::Bench { cells, precision, repeat, t_end, json, backend } => {
+            let opts = BenchOptions { cells, precision, repeat, t_end, backend };
             if !json {
-                println!("paper benchmark to t = {t_end}, {precision:?}, {} threads, median of {repeat}", rayon::current_num_threads());
+                println!("paper benchmark to t = {t_end}, {precision:?}, backend {backend:?}, {} CPU threads, median of {repeat}", rayon::current_num_threads());
                 println!("{}", table_header());
             }
             let all = bench(&opts, |s| {

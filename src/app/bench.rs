@@ -1,7 +1,7 @@
 //! `pycno bench`: the paper's benchmark at several cell counts, stepping time only (mesh
 //! generation, set-up and output excluded), median of repeated runs.
 
-use super::run::{run_with, Precision, RunOptions};
+use super::run::{choose_backend, run_with, BackendChoice, Precision, RunOptions};
 use super::scenario_mesh;
 use super::stats::RunStats;
 use crate::comm::Single;
@@ -14,9 +14,11 @@ pub struct BenchOptions {
     pub precision: Precision,
     pub repeat: usize,
     pub t_end: f64,
+    pub backend: BackendChoice,
 }
 
 pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Result<Vec<RunStats>> {
+    let choice = choose_backend(opts.backend)?;
     let mut all = Vec::new();
     for &n in &opts.cells {
         let mut s = Scenario::paper_benchmark(n);
@@ -28,8 +30,8 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Resul
         let mut runs = Vec::new();
         for _ in 0..opts.repeat.max(1) {
             let st = match opts.precision {
-                Precision::F32 => run_with::<f32>(&s, &pm, &depth, &state, &ro, &Single)?,
-                Precision::F64 => run_with::<f64>(&s, &pm, &depth, &state, &ro, &Single)?,
+                Precision::F32 => run_with::<f32>(&s, &pm, &depth, &state, &ro, choice, &Single)?,
+                Precision::F64 => run_with::<f64>(&s, &pm, &depth, &state, &ro, choice, &Single)?,
             };
             runs.push(st);
         }

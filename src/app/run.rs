@@ -6,9 +6,10 @@ use super::{scenario_mesh, PreparedMesh};
 use crate::comm::{Comm, Single};
 use crate::output::atomic::write_bytes_atomic;
 use crate::output::series::Series;
-use crate::physics::{Params, Real};
+use crate::physics::Params;
 use crate::scenario::{initial, Scenario};
 use crate::solver::stepper::{step_loop, BlowUp, Event, Schedule};
+use crate::solver::cuda::{self, CudaBackend, CudaReal};
 use crate::solver::{Backend, CellState, CpuBackend, Layout};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::ValueEnum;
@@ -23,9 +24,36 @@ pub enum Precision {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum BackendChoice {
-    /// The best available backend (the CPU in this build).
+    /// CUDA when a usable GPU and driver exist, else the CPU.
     Auto,
     Cpu,
+    Cuda,
+}
+
+/// Resolve `auto`: CUDA when [`cuda::probe`] finds a device, else the CPU.
+pub fn choose_backend(choice: BackendChoice) -> Result<BackendChoice> {
+    match choice {
+        BackendChoice::Cpu => Ok(BackendChoice::Cpu),
+        BackendChoice::Cuda => {
+            cuda::probe().context("--backend cuda: no usable GPU")?;
+            Ok(BackendChoice::Cuda)
+        }
+        BackendChoice::Auto => match cuda::probe() {
+            Ok(_) => Ok(BackendChoice::Cuda),
+            Err(e) => {
+                log::info!("no usable GPU ({e:#}); running on the CPU");
+                Ok(BackendChoice::Cpu)
+            }
+        },
+    }
+}
+
+/// A backend of the chosen kind over `layout`.
+pub fn make_backend<T: CudaReal>(choice: BackendChoice, params: Params<T>, layout: Layout<T>) -> Result<Box<dyn Backend>> {
+    Ok(match choice {
+        BackendChoice::Cuda => Box::new(CudaBackend::new(params, &layout, 0)?),
+        _ => Box::new(CpuBackend::new(params, layout)?),
+    })
 }
 
 /// Cell count of `pycno run` with neither a scenario nor `--cells`.
@@ -102,9 +130,10 @@ pub fn run(opts: &RunOptions) -> Result<RunStats> {
     let source = opts.scenario.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "the paper benchmark".into());
     let pm = scenario_mesh(&s).with_context(|| source.clone())?;
     let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid).with_context(|| source.clone())?;
+    let backend = choose_backend(opts.backend)?;
     let mut stats = match opts.precision {
-        Precision::F32 => run_with::<f32>(&s, &pm, &depth, &state, opts, &Single)?,
-        Precision::F64 => run_with::<f64>(&s, &pm, &depth, &state, opts, &Single)?,
+        Precision::F32 => run_with::<f32>(&s, &pm, &depth, &state, opts, backend, &Single)?,
+        Precision::F64 => run_with::<f64>(&s, &pm, &depth, &state, opts, backend, &Single)?,
     };
     stats.mesh_seconds = pm.seconds;
     stats.wall_seconds = wall.elapsed().as_secs_f64();
@@ -120,17 +149,19 @@ pub fn layer_masses(state: &[CellState], area: &[f64]) -> (f64, f64) {
     state.iter().zip(area).fold((0.0, 0.0), |(m1, m2), (s, a)| (m1 + s.h1 * a, m2 + s.h2 * a))
 }
 
-pub(crate) fn run_with<T: Real>(
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_with<T: CudaReal>(
     s: &Scenario,
     pm: &PreparedMesh,
     depth: &[f64],
     state: &[CellState],
     opts: &RunOptions,
+    choice: BackendChoice,
     comm: &dyn Comm,
 ) -> Result<RunStats> {
     let params = Params::<T>::new(s.physics.g, s.physics.r)?;
     let layout = Layout::<T>::from_topology(&pm.topo, depth, state);
-    let mut backend = CpuBackend::new(params, layout)?;
+    let mut backend = make_backend(choice, params, layout)?;
     let area = &pm.topo.cell_area;
     let cell_id: Vec<i64> = (0..pm.topo.num_cells() as i64).collect();
     let start_state = backend.state()?;
@@ -162,7 +193,7 @@ pub(crate) fn run_with<T: Real>(
         T::NAME,
         backend.describe()
     ));
-    let result = step_loop(&mut backend, comm, &plan, &mut |b, ev| {
+    let result = step_loop(backend.as_mut(), comm, &plan, &mut |b, ev| {
         match ev {
             Event::Step { step, time, dt } => progress.step(step, time, dt),
             Event::Output { index, time, .. } => {
@@ -177,7 +208,7 @@ pub(crate) fn run_with<T: Real>(
     progress.finish();
     let ls = match result {
         Ok(ls) => ls,
-        Err(e) => return Err(diagnose(e, &mut backend, pm)),
+        Err(e) => return Err(diagnose(e, backend.as_mut(), pm)),
     };
     let end_state = backend.state()?;
     let (m1_end, m2_end) = layer_masses(&end_state, area);
@@ -202,7 +233,7 @@ pub(crate) fn run_with<T: Real>(
         backend: backend.name().into(),
         device: backend.describe(),
         precision: T::NAME.into(),
-        threads: rayon::current_num_threads(),
+        threads: if backend.name() == "cpu" { rayon::current_num_threads() } else { 1 },
         ranks: comm.size(),
         outputs: if write_vtk { outputs.len() + 1 } else { 0 },
         ..Default::default()
@@ -210,7 +241,7 @@ pub(crate) fn run_with<T: Real>(
 }
 
 /// Turn a blow-up into a report that names the step, time and the first bad cell.
-fn diagnose<B: Backend>(e: anyhow::Error, b: &mut B, pm: &PreparedMesh) -> anyhow::Error {
+fn diagnose(e: anyhow::Error, b: &mut dyn Backend, pm: &PreparedMesh) -> anyhow::Error {
     let Some(bu) = e.downcast_ref::<BlowUp>() else { return e };
     let Ok(st) = b.state() else { return e };
     let bad = |s: &CellState| {

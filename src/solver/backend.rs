@@ -19,10 +19,13 @@ pub trait Backend {
     fn name(&self) -> &'static str;
     /// Edge pass over a range of edges (see `Layout`): fills the accumulator slots.
     fn process_edges(&mut self, edges: Range<usize>) -> Result<()>;
-    /// min over owned cells of `2 gamma |V_i| / Z_i`.
-    fn local_dt(&mut self, gamma: f64) -> Result<f64>;
+    /// min over owned cells of `2 gamma |V_i| / Z_i`, and whether the last update left
+    /// every owned cell physical (reported here so that a GPU needs one read-back a step).
+    fn local_dt(&mut self, gamma: f64) -> Result<(f64, Health)>;
     /// `W_i -= dt / |V_i| * M_i` on owned cells.
-    fn update(&mut self, dt: f64) -> Result<Health>;
+    fn update(&mut self, dt: f64) -> Result<()>;
+    /// Whether the last update left every owned cell physical.
+    fn health(&mut self) -> Result<Health>;
     /// Edges where the Roe matrix was not hyperbolic, since the start.
     fn fallbacks(&mut self) -> Result<u64>;
     /// Owned cells' state, in float64.

@@ -13,6 +13,7 @@ pub struct CpuBackend<T> {
     lay: Layout<T>,
     acc: [Vec<[T; 4]>; 6],
     fallbacks: u64,
+    health: Health,
 }
 
 /// A raw pointer the edge pass shares between threads. Sound because every (slot, cell)
@@ -59,7 +60,7 @@ impl<T: Real> CpuBackend<T> {
         let n = lay.num_cells();
         let zero = [T::zero(); 4];
         let acc = std::array::from_fn(|_| vec![zero; n]);
-        Ok(CpuBackend { params, lay, acc, fallbacks: 0 })
+        Ok(CpuBackend { params, lay, acc, fallbacks: 0, health: Health::Ok })
     }
 
     pub fn layout(&self) -> &Layout<T> {
@@ -67,6 +68,11 @@ impl<T: Real> CpuBackend<T> {
     }
     pub fn layout_mut(&mut self) -> &mut Layout<T> {
         &mut self.lay
+    }
+
+    /// The six accumulators flattened in the GPU's order, `[(2 slot + layer) n + cell][4]`.
+    pub fn accumulators(&self) -> Vec<T> {
+        self.acc.iter().flat_map(|a| a.iter().flat_map(|v| v.iter().copied())).collect()
     }
 }
 
@@ -117,7 +123,7 @@ impl<T: Real> Backend for CpuBackend<T> {
         Ok(())
     }
 
-    fn local_dt(&mut self, gamma: f64) -> Result<f64> {
+    fn local_dt(&mut self, gamma: f64) -> Result<(f64, Health)> {
         let two_gamma = T::c(2.0 * gamma);
         let (a0, a2, a4) = (&self.acc[0], &self.acc[2], &self.acc[4]);
         let v2 = &self.lay.v2;
@@ -129,10 +135,14 @@ impl<T: Real> Backend for CpuBackend<T> {
                 two_gamma * v2[c][3] / z
             })
             .reduce(T::infinity, |a, b| a.min(b));
-        Ok(dt.f64())
+        Ok((dt.f64(), self.health))
     }
 
-    fn update(&mut self, dt: f64) -> Result<Health> {
+    fn health(&mut self) -> Result<Health> {
+        Ok(self.health)
+    }
+
+    fn update(&mut self, dt: f64) -> Result<()> {
         let dt = T::c(dt);
         let n = self.lay.n_owned;
         let acc = &self.acc;
@@ -155,7 +165,8 @@ impl<T: Real> Backend for CpuBackend<T> {
                     && a[..3].iter().chain(b[..3].iter()).all(|x| x.is_finite())
             })
             .reduce(|| true, |x, y| x && y);
-        Ok(if ok { Health::Ok } else { Health::Bad })
+        self.health = if ok { Health::Ok } else { Health::Bad };
+        Ok(())
     }
 
     fn fallbacks(&mut self) -> Result<u64> {

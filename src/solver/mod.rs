@@ -3,6 +3,7 @@
 
 pub mod backend;
 pub mod cpu;
+pub mod cuda;
 pub mod layout;
 pub mod stepper;
 

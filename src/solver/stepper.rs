@@ -64,27 +64,33 @@ pub fn step_loop<B: Backend + ?Sized>(
         let target = plan.outputs.get(next_out).copied().unwrap_or(plan.t_end).min(plan.t_end);
         let clock = Instant::now();
         b.process_edges(0..ne)?;
-        let dt_cfl = comm.min_f64(b.local_dt(plan.gamma)?);
+        let (dt_local, health) = b.local_dt(plan.gamma)?;
+        // An unphysical cell on any rank turns the global minimum negative: all ranks stop.
+        let dt_cfl = comm.min_f64(if health == Health::Bad { -1.0 } else { dt_local });
+        if dt_cfl < 0.0 {
+            bail!(BlowUp { step: st.steps, time: t });
+        }
         if !(dt_cfl.is_finite() && dt_cfl > 0.0) {
             bail!(BlowUp { step: st.steps + 1, time: t });
         }
         let remaining = target - t;
         let (dt, hits) = if dt_cfl >= remaining { (remaining, true) } else { (dt_cfl, false) };
-        let health = b.update(dt)?;
+        b.update(dt)?;
         st.stepping_seconds += clock.elapsed().as_secs_f64();
         st.steps += 1;
         t = if hits { target } else { t + dt };
         st.time = t;
         st.dt_min = st.dt_min.min(dt);
         st.dt_max = st.dt_max.max(dt);
-        if health == Health::Bad {
-            bail!(BlowUp { step: st.steps, time: t });
-        }
         on_event(b, Event::Step { step: st.steps, time: t, dt })?;
         while hits && next_out < plan.outputs.len() && plan.outputs[next_out] <= t {
             on_event(b, Event::Output { index: plan.first_output_index + next_out, time: t, step: st.steps })?;
             next_out += 1;
         }
+    }
+    let bad = if b.health()? == Health::Bad { -1.0 } else { 1.0 };
+    if comm.min_f64(bad) < 0.0 {
+        bail!(BlowUp { step: st.steps, time: t });
     }
     if st.steps == 0 {
         st.dt_min = 0.0;

@@ -1,0 +1,128 @@
+// The four phases of a step on the GPU (seed 001, section 5): the edge pass (one thread
+// per edge, writing its two cells' accumulator slots), the per-volume time step with its
+// minimum, and the volume update. Kernels are extern "C" and named {op}_{dtype}; the host
+// side is src/solver/cuda.rs. Compiled at run time by NVRTC after physics.cuh.
+//
+// Layout (src/solver/layout.rs): v1 = (h1, q1x, q1y, H), v2 = (h2, q2x, q2y, area);
+// ecells = (i, j, slot_i, slot_j) with j = -1 at a wall; enormal = n * L;
+// acc[(2 * slot + layer) * stride + cell] = (M1, M2, M3, Z) / (M4, M5, M6, 0).
+// scratch[0] = bits of the minimum dt (atomicMin on the bit pattern of a positive float),
+// scratch[1] = "a cell went unphysical", scratch[2] = hyperbolicity fallbacks.
+
+template <typename T>
+__device__ __forceinline__ Side<T> load_side(const V4<T>& a, const V4<T>& b) {
+    Side<T> s;
+    s.h1 = a.x; s.q1x = a.y; s.q1y = a.z; s.depth = a.w;
+    s.h2 = b.x; s.q2x = b.y; s.q2y = b.z;
+    return s;
+}
+
+template <typename T>
+__device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                            const int4* __restrict__ ecells, const V2<T>* __restrict__ enormal,
+                                            V4<T>* __restrict__ acc, long long stride, int e_begin, int e_end,
+                                            T g, T r, unsigned long long* __restrict__ scratch) {
+    int e = e_begin + blockIdx.x * blockDim.x + threadIdx.x;
+    bool fallback = false;
+    if (e < e_end) {
+        int4 ec = ecells[e];
+        V2<T> nl = enormal[e];
+        T len = rt_sqrt(nl.x * nl.x + nl.y * nl.y);
+        T nx = nl.x / len, ny = nl.y / len;
+        Side<T> wi = load_side(v1[ec.x], v2[ec.x]);
+        Side<T> wj = ec.y < 0 ? wall_mirror(wi, nx, ny) : load_side(v1[ec.y], v2[ec.y]);
+        EdgeFlux<T> f = edge_flux(g, r, wi, wj, nx, ny);
+        T z = len * f.speed;
+        V4<T> a = {len * f.i[0], len * f.i[1], len * f.i[2], z};
+        V4<T> b = {len * f.i[3], len * f.i[4], len * f.i[5], T(0)};
+        acc[(2 * ec.z) * stride + ec.x] = a;
+        acc[(2 * ec.z + 1) * stride + ec.x] = b;
+        if (ec.y >= 0) {
+            V4<T> c = {-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z};
+            V4<T> d = {-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T(0)};
+            acc[(2 * ec.w) * stride + ec.y] = c;
+            acc[(2 * ec.w + 1) * stride + ec.y] = d;
+        }
+        fallback = f.fallback;
+    }
+    unsigned int n = __popc(__ballot_sync(0xffffffffu, fallback));
+    if ((threadIdx.x & 31) == 0 && n != 0) atomicAdd(&scratch[2], (unsigned long long)n);
+}
+
+__device__ __forceinline__ unsigned long long min_bits(float x) { return (unsigned long long)__float_as_uint(x); }
+__device__ __forceinline__ unsigned long long min_bits(double x) { return (unsigned long long)__double_as_longlong(x); }
+
+template <typename T>
+__device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc, long long stride,
+                                          int n, T two_gamma, unsigned long long* __restrict__ scratch) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long bits = ~0ull;
+    if (c < n) {
+        T z = acc[c].w + acc[2 * stride + c].w + acc[4 * stride + c].w;
+        T dt = two_gamma * v2[c].w / z;
+        // Positive floats order like their bit patterns; NaN (bits above +inf) never wins.
+        if (dt > T(0)) bits = min_bits(dt);
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        unsigned long long other = __shfl_down_sync(0xffffffffu, bits, off);
+        bits = other < bits ? other : bits;
+    }
+    __shared__ unsigned long long warp_min[32];
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) warp_min[warp] = bits;
+    __syncthreads();
+    if (warp == 0) {
+        bits = lane < (blockDim.x + 31) / 32 ? warp_min[lane] : ~0ull;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            unsigned long long other = __shfl_down_sync(0xffffffffu, bits, off);
+            bits = other < bits ? other : bits;
+        }
+        if (lane == 0) atomicMin(&scratch[0], bits);
+    }
+}
+
+__device__ __forceinline__ bool finite_all(float a, float b, float c) { return isfinite(a) && isfinite(b) && isfinite(c); }
+__device__ __forceinline__ bool finite_all(double a, double b, double c) { return isfinite(a) && isfinite(b) && isfinite(c); }
+
+template <typename T>
+__device__ __forceinline__ void update_kernel(V4<T>* __restrict__ v1, V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc,
+                                              long long stride, int n, T dt, unsigned long long* __restrict__ scratch) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
+    if (c >= n) return;
+    V4<T> a = v1[c], b = v2[c];
+    V4<T> s0 = acc[c], s2 = acc[2 * stride + c], s4 = acc[4 * stride + c];
+    V4<T> t1 = acc[stride + c], t3 = acc[3 * stride + c], t5 = acc[5 * stride + c];
+    T k = dt / b.w;
+    // Same association as the CPU: (slot 0 + slot 1) + slot 2.
+    a.x = a.x - k * (s0.x + s2.x + s4.x);
+    a.y = a.y - k * (s0.y + s2.y + s4.y);
+    a.z = a.z - k * (s0.z + s2.z + s4.z);
+    b.x = b.x - k * (t1.x + t3.x + t5.x);
+    b.y = b.y - k * (t1.y + t3.y + t5.y);
+    b.z = b.z - k * (t1.z + t3.z + t5.z);
+    v1[c] = a;
+    v2[c] = b;
+    bool ok = a.x > T(0) && b.x > T(0) && finite_all(a.x, a.y, a.z) && finite_all(b.x, b.y, b.z);
+    if (!ok) atomicOr(&scratch[1], 1ull);
+}
+
+#define PYCNO_KERNELS(T, SUFFIX)                                                                               \
+    extern "C" __global__ void edge_##SUFFIX(const V4<T>* v1, const V4<T>* v2, const int4* ecells,           \
+                                             const V2<T>* enormal, V4<T>* acc, long long stride, int e_begin, \
+                                             int e_end, T g, T r, unsigned long long* scratch) {              \
+        edge_kernel<T>(v1, v2, ecells, enormal, acc, stride, e_begin, e_end, g, r, scratch);                   \
+    }                                                                                                          \
+    extern "C" __global__ void dt_##SUFFIX(const V4<T>* v2, const V4<T>* acc, long long stride, int n,        \
+                                           T two_gamma, unsigned long long* scratch) {                        \
+        dt_kernel<T>(v2, acc, stride, n, two_gamma, scratch);                                                  \
+    }                                                                                                          \
+    extern "C" __global__ void update_##SUFFIX(V4<T>* v1, V4<T>* v2, const V4<T>* acc, long long stride,      \
+                                               int n, T dt, unsigned long long* scratch) {                    \
+        update_kernel<T>(v1, v2, acc, stride, n, dt, scratch);                                                 \
+    }
+
+PYCNO_KERNELS(float, f32)
+PYCNO_KERNELS(double, f64)

@@ -1,0 +1,271 @@
+//! The CUDA backend: the same layout and phases as the CPU backend, as kernels
+//! (kernels/solver.cu over kernels/physics.cuh) compiled once per process by NVRTC and
+//! launched through cudarc's driver API. Libraries are loaded at run time: [`probe`] looks
+//! for them first, so a machine without CUDA never reaches cudarc's loader (which panics).
+
+use super::backend::{Backend, Health};
+use super::cpu::check_slots;
+use super::layout::{CellState, Layout};
+use crate::physics::{Params, Real};
+use anyhow::{anyhow, bail, Context, Result};
+use cudarc::driver::{
+    sys::CUdevice_attribute, CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig,
+    PushKernelArg, ValidAsZeroBits,
+};
+use std::ops::Range;
+use std::sync::{Arc, OnceLock};
+
+/// The kernel sources, embedded in the binary.
+pub const PHYSICS_CUH: &str = include_str!("../../kernels/physics.cuh");
+pub const SOLVER_CU: &str = include_str!("../../kernels/solver.cu");
+
+const BLOCK: u32 = 256;
+
+/// A float type the kernels exist for.
+pub trait CudaReal: Real + DeviceRepr + ValidAsZeroBits {
+    const SUFFIX: &'static str;
+    fn from_min_bits(bits: u64) -> f64;
+}
+impl CudaReal for f32 {
+    const SUFFIX: &'static str = "f32";
+    fn from_min_bits(bits: u64) -> f64 {
+        if bits > u32::MAX as u64 { f64::NAN } else { f32::from_bits(bits as u32) as f64 }
+    }
+}
+impl CudaReal for f64 {
+    const SUFFIX: &'static str = "f64";
+    fn from_min_bits(bits: u64) -> f64 {
+        if bits == u64::MAX { f64::NAN } else { f64::from_bits(bits) }
+    }
+}
+
+/// Whether a CUDA driver, NVRTC and a device are usable here; `Ok` names the device.
+pub fn probe() -> Result<String> {
+    // SAFETY: these only try to dlopen the libraries; they do not call into them.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        bail!("no CUDA driver library (libcuda.so) found");
+    }
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        bail!("no NVRTC library (libnvrtc.so) found");
+    }
+    let found = std::panic::catch_unwind(|| -> Result<String> {
+        let n = CudaContext::device_count().map_err(|e| anyhow!("cannot query CUDA devices: {e}"))?;
+        if n < 1 {
+            bail!("the CUDA driver reports no device");
+        }
+        let ctx = CudaContext::new(0).map_err(|e| anyhow!("cannot open CUDA device 0: {e}"))?;
+        ctx.name().map_err(|e| anyhow!("cannot read the CUDA device name: {e}"))
+    });
+    found.unwrap_or_else(|_| Err(anyhow!("the CUDA libraries failed to load")))
+}
+
+/// PTX of both precisions' kernels for one architecture, compiled once per process.
+fn ptx(arch: &str) -> Result<String> {
+    static PTX: OnceLock<std::result::Result<(String, String), String>> = OnceLock::new();
+    let got = PTX.get_or_init(|| {
+        let src = format!("{PHYSICS_CUH}\n{SOLVER_CU}");
+        let opts = cudarc::nvrtc::CompileOptions {
+            options: vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()],
+            fmad: Some(true),
+            ..Default::default()
+        };
+        cudarc::nvrtc::compile_ptx_with_opts(src, opts)
+            .map(|p| (arch.to_string(), p.to_src()))
+            .map_err(|e| format!("NVRTC could not compile the kernels: {e:?}"))
+    });
+    match got {
+        Ok((a, src)) if a == arch => Ok(src.clone()),
+        Ok((a, _)) => bail!("kernels were compiled for {a}, not {arch}: one GPU architecture per process"),
+        Err(e) => bail!("{e}"),
+    }
+}
+
+fn flat<T, const N: usize>(v: &[[T; N]]) -> &[T] {
+    // SAFETY: [T; N] is N contiguous T with no padding.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const T, v.len() * N) }
+}
+
+pub struct CudaBackend<T: CudaReal> {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    edge_fn: CudaFunction,
+    dt_fn: CudaFunction,
+    update_fn: CudaFunction,
+    params: Params<T>,
+    v1: CudaSlice<T>,
+    v2: CudaSlice<T>,
+    ecells: CudaSlice<i32>,
+    enormal: CudaSlice<T>,
+    acc: CudaSlice<T>,
+    scratch: CudaSlice<u64>,
+    n_cells: usize,
+    n_owned: usize,
+    n_edges: usize,
+    n_local_edges: usize,
+    device: String,
+    sync_each_launch: bool,
+}
+
+fn grid(n: usize) -> LaunchConfig {
+    LaunchConfig { grid_dim: ((n as u32).div_ceil(BLOCK).max(1), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
+}
+
+impl<T: CudaReal> CudaBackend<T> {
+    /// Upload `lay` to device `ordinal`.
+    pub fn new(params: Params<T>, lay: &Layout<T>, ordinal: usize) -> Result<Self> {
+        check_slots(lay)?;
+        let n = lay.num_cells();
+        if n > i32::MAX as usize / 6 || lay.num_edges() > i32::MAX as usize {
+            bail!("the mesh is too large for 32-bit indices on the GPU ({n} cells)");
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| anyhow!("cannot open CUDA device {ordinal}: {e}"))?;
+        let device = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
+        let major = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let arch = format!("sm_{major}{minor}");
+        let module = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx(&arch)?))
+            .with_context(|| format!("cannot load the kernels on {device}"))?;
+        let f = |op: &str| {
+            module.load_function(&format!("{op}_{}", T::SUFFIX)).with_context(|| format!("kernel {op}_{} missing", T::SUFFIX))
+        };
+        let (edge_fn, dt_fn, update_fn) = (f("edge")?, f("dt")?, f("update")?);
+        let stream = ctx.default_stream();
+        let up = |what: &str, e: cudarc::driver::DriverError| anyhow!("cannot upload {what} to {device}: {e}");
+        let v1 = stream.clone_htod(flat(&lay.v1)).map_err(|e| up("cells", e))?;
+        let v2 = stream.clone_htod(flat(&lay.v2)).map_err(|e| up("cells", e))?;
+        let ecells = stream.clone_htod(flat(&lay.edge_cells)).map_err(|e| up("edges", e))?;
+        let enormal = stream.clone_htod(flat(&lay.edge_normal)).map_err(|e| up("edges", e))?;
+        let acc = stream.alloc_zeros::<T>(6 * 4 * n).map_err(|e| up("accumulators", e))?;
+        let scratch = stream.clone_htod(&[u64::MAX, 0, 0]).map_err(|e| up("scratch", e))?;
+        stream.synchronize()?;
+        Ok(CudaBackend {
+            ctx,
+            stream,
+            edge_fn,
+            dt_fn,
+            update_fn,
+            params,
+            v1,
+            v2,
+            ecells,
+            enormal,
+            acc,
+            scratch,
+            n_cells: n,
+            n_owned: lay.n_owned,
+            n_edges: lay.num_edges(),
+            n_local_edges: lay.n_local_edges,
+            device,
+            sync_each_launch: std::env::var_os("PYCNO_CUDA_SYNC").is_some(),
+        })
+    }
+
+    fn after_launch(&self, what: &str) -> Result<()> {
+        if self.sync_each_launch {
+            self.stream.synchronize().with_context(|| format!("kernel {what}_{} failed", T::SUFFIX))?;
+        }
+        Ok(())
+    }
+
+    pub fn device(&self) -> &str {
+        &self.device
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().context("CUDA stream")?;
+        self.ctx.check_err().context("CUDA context")?;
+        Ok(())
+    }
+
+    /// The accumulators, for tests that compare them with the CPU's.
+    pub fn accumulators(&self) -> Result<Vec<T>> {
+        Ok(self.stream.clone_dtoh(&self.acc)?)
+    }
+
+    /// Poison every accumulator word with NaN, so that a test can prove each was written.
+    pub fn poison_accumulators(&mut self) -> Result<()> {
+        let nan = vec![T::nan(); 6 * 4 * self.n_cells];
+        self.stream.memcpy_htod(&nan, &mut self.acc)?;
+        Ok(())
+    }
+}
+
+impl<T: CudaReal> Backend for CudaBackend<T> {
+    fn describe(&self) -> String {
+        format!("cuda ({}, {})", T::NAME, self.device)
+    }
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn process_edges(&mut self, edges: Range<usize>) -> Result<()> {
+        if edges.is_empty() {
+            return Ok(());
+        }
+        let (b, e) = (edges.start as i32, edges.end as i32);
+        let stride = self.n_cells as i64;
+        let mut l = self.stream.launch_builder(&self.edge_fn);
+        l.arg(&self.v1).arg(&self.v2).arg(&self.ecells).arg(&self.enormal).arg(&mut self.acc);
+        l.arg(&stride).arg(&b).arg(&e).arg(&self.params.g).arg(&self.params.r).arg(&mut self.scratch);
+        // SAFETY: argument types and order match edge_{f32,f64} in kernels/solver.cu.
+        unsafe { l.launch(grid(edges.len())) }.context("launching the edge kernel")?;
+        self.after_launch("edge")
+    }
+
+    fn local_dt(&mut self, gamma: f64) -> Result<(f64, Health)> {
+        let two_gamma = T::c(2.0 * gamma);
+        let (stride, n) = (self.n_cells as i64, self.n_owned as i32);
+        let mut l = self.stream.launch_builder(&self.dt_fn);
+        l.arg(&self.v2).arg(&self.acc).arg(&stride).arg(&n).arg(&two_gamma).arg(&mut self.scratch);
+        // SAFETY: matches dt_{f32,f64}.
+        unsafe { l.launch(grid(self.n_owned)) }.context("launching the time-step kernel")?;
+        self.after_launch("dt")?;
+        let mut s = [0u64; 2];
+        self.stream.memcpy_dtoh(&self.scratch.slice(0..2), &mut s).context("reading the time step back")?;
+        let health = if s[1] != 0 { Health::Bad } else { Health::Ok };
+        Ok((T::from_min_bits(s[0]), health))
+    }
+
+    fn update(&mut self, dt: f64) -> Result<()> {
+        let dt = T::c(dt);
+        let (stride, n) = (self.n_cells as i64, self.n_owned as i32);
+        let mut l = self.stream.launch_builder(&self.update_fn);
+        l.arg(&mut self.v1).arg(&mut self.v2).arg(&self.acc).arg(&stride).arg(&n).arg(&dt).arg(&mut self.scratch);
+        // SAFETY: matches update_{f32,f64}.
+        unsafe { l.launch(grid(self.n_owned)) }.context("launching the update kernel")?;
+        self.after_launch("update")
+    }
+
+    fn health(&mut self) -> Result<Health> {
+        let mut s = [0u64; 1];
+        self.stream.memcpy_dtoh(&self.scratch.slice(1..2), &mut s)?;
+        Ok(if s[0] != 0 { Health::Bad } else { Health::Ok })
+    }
+
+    fn fallbacks(&mut self) -> Result<u64> {
+        let mut s = [0u64; 1];
+        self.stream.memcpy_dtoh(&self.scratch.slice(2..3), &mut s)?;
+        Ok(s[0])
+    }
+
+    fn state(&mut self) -> Result<Vec<CellState>> {
+        let n = self.n_owned;
+        let a = self.stream.clone_dtoh(&self.v1.slice(0..4 * n))?;
+        let b = self.stream.clone_dtoh(&self.v2.slice(0..4 * n))?;
+        Ok((0..n)
+            .map(|c| CellState {
+                h1: a[4 * c].f64(),
+                q1: [a[4 * c + 1].f64(), a[4 * c + 2].f64()],
+                h2: b[4 * c].f64(),
+                q2: [b[4 * c + 1].f64(), b[4 * c + 2].f64()],
+            })
+            .collect())
+    }
+    fn num_edges(&self) -> usize {
+        self.n_edges
+    }
+    fn num_local_edges(&self) -> usize {
+        self.n_local_edges
+    }
+}
