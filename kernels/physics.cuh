@@ -30,19 +30,34 @@ __device__ __forceinline__ void scaled_quartic(T l, T u1, T u2, T igh1, T igh2, 
     dq = T(2) * (e1 * (T(1) - b) + e2 * (T(1) - a));
 }
 
-#define NEWTON_MAX 12
+#define NEWTON_MAX 40
 
 template <typename T>
-__device__ __forceinline__ T newton(T l, T scale, T u1, T u2, T igh1, T igh2, T one_minus_r) {
+__device__ __forceinline__ T newton(T l, T scale, T u1, T u2, T igh1, T igh2, T one_minus_r, bool& ok) {
+    ok = false;
     for (int it = 0; it < NEWTON_MAX; ++it) {
         T q, dq;
         scaled_quartic(l, u1, u2, igh1, igh2, one_minus_r, q, dq);
-        if (dq == T(0)) break;
+        if (dq == T(0)) return l;
         T step = q / dq;
         l = l - step;
-        if (rt_abs(step) <= T(4) * Eps<T>::value * scale) break;
+        if (rt_abs(step) <= T(4) * Eps<T>::value * scale) { ok = true; return l; }
     }
     return l;
+}
+
+template <typename T>
+__device__ __forceinline__ bool beyond(T l, T dir, T u1, T u2, T igh1, T igh2) {
+    T d1 = l - u1, d2 = l - u2;
+    return d1 * dir > T(0) && d2 * dir > T(0) && d1 * d1 * igh1 > T(1) && d2 * d2 * igh2 > T(1);
+}
+
+template <typename T>
+__device__ __forceinline__ T extreme_root(T estimate, T bound, T dir, T scale, T u1, T u2, T igh1, T igh2, T one_minus_r) {
+    bool ok;
+    T l = newton(estimate, scale, u1, u2, igh1, igh2, one_minus_r, ok);
+    if (ok && beyond(l, dir, u1, u2, igh1, igh2)) return l;
+    return newton(bound, scale, u1, u2, igh1, igh2, one_minus_r, ok);
 }
 
 template <typename T>
@@ -54,8 +69,8 @@ __device__ __forceinline__ Eigenvalues<T> eigenvalues(T g, T r, T h1, T u1, T h2
     T um = (h1 * u1 + h2 * u2) / hs;
     T ce = rt_sqrt(g * hs);
     T scale = ce + rt_max(rt_abs(u1), rt_abs(u2));
-    T lo = newton(um - ce, scale, u1, u2, igh1, igh2, one_minus_r);
-    T hi = newton(um + ce, scale, u1, u2, igh1, igh2, one_minus_r);
+    T lo = extreme_root(um - ce, rt_min(u1, u2) - ce, T(-1), scale, u1, u2, igh1, igh2, one_minus_r);
+    T hi = extreme_root(um + ce, rt_max(u1, u2) + ce, T(1), scale, u1, u2, igh1, igh2, one_minus_r);
     T m = u1 + u2 - T(0.5) * (lo + hi);
     T qm, dqm;
     scaled_quartic(m, u1, u2, igh1, igh2, one_minus_r, qm, dqm);
@@ -250,5 +265,12 @@ __device__ __forceinline__ EdgeFlux<T> edge_flux(T g, T r, const Side<T>& wi, co
     f.j[3] = m2; f.j[4] = p2 * nx - s2 * ny; f.j[5] = p2 * ny + s2 * nx;
     f.speed = speed;
     f.fallback = fallback;
+    return f;
+}
+
+template <typename T>
+__device__ __forceinline__ EdgeFlux<T> wall_flux(T g, T r, const Side<T>& w, T nx, T ny) {
+    EdgeFlux<T> f = edge_flux(g, r, w, wall_mirror(w, nx, ny), nx, ny);
+    f.i[0] = T(0); f.i[3] = T(0); f.j[0] = T(0); f.j[3] = T(0);
     return f;
 }

@@ -30,8 +30,7 @@ __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const 
         T len = rt_sqrt(nl.x * nl.x + nl.y * nl.y);
         T nx = nl.x / len, ny = nl.y / len;
         Side<T> wi = load_side(v1[ec.x], v2[ec.x]);
-        Side<T> wj = ec.y < 0 ? wall_mirror(wi, nx, ny) : load_side(v1[ec.y], v2[ec.y]);
-        EdgeFlux<T> f = edge_flux(g, r, wi, wj, nx, ny);
+        EdgeFlux<T> f = ec.y < 0 ? wall_flux(g, r, wi, nx, ny) : edge_flux(g, r, wi, load_side(v1[ec.y], v2[ec.y]), nx, ny);
         T z = len * f.speed;
         V4<T> a = {len * f.i[0], len * f.i[1], len * f.i[2], z};
         V4<T> b = {len * f.i[3], len * f.i[4], len * f.i[5], T(0)};

@@ -1,6 +1,6 @@
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use pycno::app::bench::{bench, table_header, table_row, BenchOptions};
+use pycno::app::bench::{bench, profile_rows, table_header, table_row, BenchOptions};
 use pycno::app::run::{describe_outputs, load_scenario, run, BackendChoice, Precision, RunOptions};
 use pycno::app::scenario_mesh;
 use pycno::mesh::io;
@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 /// Two-layer shallow-water flow on unstructured triangle meshes (IR-Roe scheme).
 #[derive(Parser)]
-#[command(name = "pycno", version, about, propagate_version = true)]
+#[command(name = "pycno", version, about, propagate_version = true, args_override_self = true)]
 struct Cli {
     /// Worker threads for the CPU backend (default: all cores).
     #[arg(long, global = true)]
@@ -79,6 +79,9 @@ enum Command {
         json: bool,
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendChoice,
+        /// Time each GPU kernel and report bandwidth against the card's copy bandwidth.
+        #[arg(long)]
+        profile: bool,
     },
 }
 
@@ -102,7 +105,7 @@ fn real_main(cli: Cli) -> Result<()> {
     }
     match cli.command {
         Command::Run { scenario, cells, t_end, out, output_interval, precision, backend, max_steps, no_vtk, quiet } => {
-            let opts = RunOptions { scenario, cells, t_end, out, output_interval, precision, backend, max_steps, no_vtk, quiet };
+            let opts = RunOptions { scenario, cells, t_end, out, output_interval, precision, backend, max_steps, no_vtk, quiet, kernel_timing: false };
             let s = load_scenario(&opts)?;
             let stats = run(&opts)?;
             if !quiet {
@@ -136,8 +139,8 @@ fn real_main(cli: Cli) -> Result<()> {
                 println!("wrote {}", out.display());
             }
         }
-        Command::Bench { cells, precision, repeat, t_end, json, backend } => {
-            let opts = BenchOptions { cells, precision, repeat, t_end, backend };
+        Command::Bench { cells, precision, repeat, t_end, json, backend, profile } => {
+            let opts = BenchOptions { cells, precision, repeat, t_end, backend, profile };
             if !json {
                 println!("paper benchmark to t = {t_end}, {precision:?}, backend {backend:?}, {} CPU threads, median of {repeat}", rayon::current_num_threads());
                 println!("{}", table_header());
@@ -145,6 +148,9 @@ fn real_main(cli: Cli) -> Result<()> {
             let all = bench(&opts, |s| {
                 if !json {
                     println!("{}", table_row(s));
+                    for row in profile_rows(s) {
+                        println!("{row}");
+                    }
                 }
             })?;
             if json {

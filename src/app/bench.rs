@@ -15,6 +15,8 @@ pub struct BenchOptions {
     pub repeat: usize,
     pub t_end: f64,
     pub backend: BackendChoice,
+    /// Per-kernel times and bandwidth (GPU).
+    pub profile: bool,
 }
 
 pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Result<Vec<RunStats>> {
@@ -26,7 +28,13 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Resul
         s.validate()?;
         let pm = scenario_mesh(&s)?;
         let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid)?;
-        let ro = RunOptions { no_vtk: true, quiet: true, precision: opts.precision, ..Default::default() };
+        let ro = RunOptions {
+            no_vtk: true,
+            quiet: true,
+            precision: opts.precision,
+            kernel_timing: opts.profile,
+            ..Default::default()
+        };
         let mut runs = Vec::new();
         for _ in 0..opts.repeat.max(1) {
             let st = match opts.precision {
@@ -39,6 +47,9 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Resul
         let mut st = runs.swap_remove(runs.len() / 2);
         st.mesh_seconds = pm.seconds;
         st.wall_seconds = st.stepping_seconds;
+        if opts.profile && choice == BackendChoice::Cuda {
+            st.copy_bandwidth = Some(copy_bandwidth()?);
+        }
         on_result(&st);
         all.push(st);
     }
@@ -63,4 +74,44 @@ pub fn table_row(s: &RunStats) -> String {
         s.cell_updates_per_second / s.threads.max(1) as f64,
         s.mesh_seconds
     )
+}
+
+/// Device-to-device copy bandwidth of GPU 0 (2 GiB copied, median of 7).
+fn copy_bandwidth() -> Result<f64> {
+    crate::solver::cuda::copy_bandwidth(0, 1 << 31)
+}
+
+/// Per-kernel lines for a profiled run: time per launch, bytes, achieved bandwidth, and the
+/// whole step against the bytes-moved floor.
+pub fn profile_rows(s: &RunStats) -> Vec<String> {
+    let mut rows = Vec::new();
+    let bw = s.copy_bandwidth.unwrap_or(f64::NAN);
+    let (mut step_s, mut step_bytes) = (0.0, 0.0);
+    for k in &s.kernels {
+        let per = k.seconds / k.launches.max(1) as f64;
+        step_s += per;
+        step_bytes += k.bytes_per_launch;
+        rows.push(format!(
+            "    {:<7} {:>9.4} ms/launch {:>10.2} MB {:>8.1} GB/s {:>5.1}% of copy",
+            k.name,
+            per * 1e3,
+            k.bytes_per_launch / 1e6,
+            k.bandwidth / 1e9,
+            100.0 * k.bandwidth / bw
+        ));
+    }
+    if !s.kernels.is_empty() {
+        let floor = step_bytes / bw;
+        let wall = s.stepping_seconds / s.steps.max(1) as f64;
+        rows.push(format!(
+            "    step    {:>9.4} ms in kernels, {:.4} ms wall, floor {:.4} ms ({:.2} MB at {:.0} GB/s copy): wall/floor {:.2}",
+            step_s * 1e3,
+            wall * 1e3,
+            floor * 1e3,
+            step_bytes / 1e6,
+            bw / 1e9,
+            wall / floor
+        ));
+    }
+    rows
 }

@@ -1,7 +1,7 @@
 //! `pycno run`: scenario -> mesh -> initial state -> time loop -> VTK series + stats.json.
 
 use super::progress::Progress;
-use super::stats::RunStats;
+use super::stats::{KernelStat, RunStats};
 use super::{scenario_mesh, PreparedMesh};
 use crate::comm::{Comm, Single};
 use crate::output::atomic::write_bytes_atomic;
@@ -10,6 +10,7 @@ use crate::physics::Params;
 use crate::scenario::{initial, Scenario};
 use crate::solver::stepper::{step_loop, BlowUp, Event, Schedule};
 use crate::solver::cuda::{self, CudaBackend, CudaReal};
+use crate::solver::layout::kernel_bytes;
 use crate::solver::{Backend, CellState, CpuBackend, Layout};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::ValueEnum;
@@ -72,6 +73,8 @@ pub struct RunOptions {
     /// Write no VTK files (stats.json still written when `out` is set).
     pub no_vtk: bool,
     pub quiet: bool,
+    /// Time each GPU kernel (events; no extra synchronization).
+    pub kernel_timing: bool,
 }
 
 impl Default for RunOptions {
@@ -87,6 +90,7 @@ impl Default for RunOptions {
             max_steps: None,
             no_vtk: false,
             quiet: false,
+            kernel_timing: false,
         }
     }
 }
@@ -162,6 +166,9 @@ pub(crate) fn run_with<T: CudaReal>(
     let params = Params::<T>::new(s.physics.g, s.physics.r)?;
     let layout = Layout::<T>::from_topology(&pm.topo, depth, state);
     let mut backend = make_backend(choice, params, layout)?;
+    if opts.kernel_timing {
+        backend.enable_kernel_timing();
+    }
     let area = &pm.topo.cell_area;
     let cell_id: Vec<i64> = (0..pm.topo.num_cells() as i64).collect();
     let start_state = backend.state()?;
@@ -210,6 +217,15 @@ pub(crate) fn run_with<T: CudaReal>(
         Ok(ls) => ls,
         Err(e) => return Err(diagnose(e, backend.as_mut(), pm)),
     };
+    let walls = pm.topo.edge_cells.iter().filter(|c| c[1] == crate::mesh::NO_CELL).count();
+    let kernels = backend
+        .kernel_seconds()?
+        .into_iter()
+        .map(|(name, seconds, launches)| {
+            let bytes = kernel_bytes(name, pm.topo.num_cells(), pm.topo.num_edges(), walls, std::mem::size_of::<T>());
+            KernelStat { name: name.into(), seconds, launches, bytes_per_launch: bytes, bandwidth: bytes * launches as f64 / seconds.max(1e-12) }
+        })
+        .collect();
     let end_state = backend.state()?;
     let (m1_end, m2_end) = layer_masses(&end_state, area);
     let cells = pm.topo.num_cells();
@@ -236,6 +252,7 @@ pub(crate) fn run_with<T: CudaReal>(
         threads: if backend.name() == "cpu" { rayon::current_num_threads() } else { 1 },
         ranks: comm.size(),
         outputs: if write_vtk { outputs.len() + 1 } else { 0 },
+        kernels,
         ..Default::default()
     })
 }

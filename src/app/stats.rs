@@ -28,6 +28,23 @@ pub struct RunStats {
     pub threads: usize,
     pub ranks: usize,
     pub outputs: usize,
+    /// Per-kernel times (GPU, with `bench --profile`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<KernelStat>,
+    /// Measured device-to-device copy bandwidth, bytes read + written per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_bandwidth: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct KernelStat {
+    pub name: String,
+    pub seconds: f64,
+    pub launches: u64,
+    /// Bytes the kernel must move per launch (layout::kernel_bytes).
+    pub bytes_per_launch: f64,
+    /// bytes_per_launch * launches / seconds.
+    pub bandwidth: f64,
 }
 
 impl RunStats {

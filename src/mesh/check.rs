@@ -2,6 +2,7 @@
 
 use super::Mesh;
 use anyhow::{bail, Result};
+use rayon::prelude::*;
 
 /// Check a raw mesh and make every triangle counter-clockwise. A mesh whose triangles are
 /// all clockwise (a Gmsh surface with a downward normal) is flipped as a whole; a mesh that
@@ -82,7 +83,7 @@ fn check_duplicate_vertices(mesh: &Mesh) -> Result<()> {
         let p = mesh.vertices[v as usize];
         (p[0].to_bits(), p[1].to_bits())
     };
-    idx.sort_unstable_by_key(|&v| key(v));
+    idx.par_sort_unstable_by_key(|&v| key(v));
     for w in idx.windows(2) {
         if key(w[0]) == key(w[1]) {
             let p = mesh.vertices[w[0] as usize];

@@ -3,6 +3,7 @@
 //! so global cell ids are those of the ordered mesh.
 
 use super::Mesh;
+use rayon::prelude::*;
 
 /// Position of (x, y) along a Hilbert curve on a 2^16 x 2^16 grid.
 fn hilbert_index(mut x: u32, mut y: u32) -> u64 {
@@ -46,7 +47,7 @@ pub fn hilbert_order(mesh: &mut Mesh) -> Vec<u32> {
             (hilbert_index(qx, qy), t as u32)
         })
         .collect();
-    keys.sort_unstable();
+    keys.par_sort_unstable();
 
     let mut new_of_old = vec![0u32; nt];
     let triangles: Vec<[u32; 3]> = keys

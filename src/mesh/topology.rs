@@ -7,6 +7,7 @@
 
 use super::Mesh;
 use anyhow::{bail, Result};
+use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// Marks the missing second cell of a boundary edge.
@@ -54,7 +55,7 @@ impl Topology {
                 half.push((key, (3 * t + k) as u32));
             }
         }
-        half.sort_unstable();
+        half.par_sort_unstable();
 
         let tags: HashMap<u64, u32> = mesh
             .boundary
@@ -102,7 +103,7 @@ impl Topology {
             s = e;
         }
         // Edges ordered by the cells they touch, for locality in the edge pass.
-        edges.sort_unstable_by_key(|&(i, j, ..)| ((i as u64) << 32) | j as u64);
+        edges.par_sort_unstable_by_key(|&(i, j, ..)| ((i as u64) << 32) | j as u64);
 
         let ne = edges.len();
         let mut topo = Topology {

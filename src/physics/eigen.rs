@@ -39,22 +39,48 @@ fn scaled_quartic<T: Real>(l: T, u1: T, u2: T, igh1: T, igh2: T, one_minus_r: T)
     (q, dq)
 }
 
-const NEWTON_MAX: usize = 12;
+const NEWTON_MAX: usize = 40;
 
+/// Newton on Q from `l`; also says whether it converged.
 #[inline(always)]
-fn newton<T: Real>(mut l: T, scale: T, u1: T, u2: T, igh1: T, igh2: T, one_minus_r: T) -> T {
+fn newton<T: Real>(mut l: T, scale: T, u1: T, u2: T, igh1: T, igh2: T, one_minus_r: T) -> (T, bool) {
     for _ in 0..NEWTON_MAX {
         let (q, dq) = scaled_quartic(l, u1, u2, igh1, igh2, one_minus_r);
         if dq == T::zero() {
-            break;
+            return (l, false);
         }
         let step = q / dq;
         l = l - step;
         if step.abs() <= T::c(4.0) * T::EPS * scale {
-            break;
+            return (l, true);
         }
     }
-    l
+    (l, false)
+}
+
+/// Whether `l` lies beyond both layers' own speeds on the side `dir` (+1: right, -1: left):
+/// (l - u_k)^2 > g h_k with l - u_k of sign `dir`, for k = 1, 2. There both factors of
+/// ((l-u1)^2 - g h1)((l-u2)^2 - g h2) are positive and monotone, so the quartic has exactly
+/// one root there: the extreme one. Both factors vanish inside, where P = -r g^2 h1 h2 < 0,
+/// so the extreme roots always lie there.
+#[inline(always)]
+fn beyond<T: Real>(l: T, dir: T, u1: T, u2: T, igh1: T, igh2: T) -> bool {
+    let (d1, d2) = (l - u1, l - u2);
+    d1 * dir > T::zero() && d2 * dir > T::zero() && d1 * d1 * igh1 > T::one() && d2 * d2 * igh2 > T::one()
+}
+
+/// The extreme root on side `dir`: Newton from the closed-form estimate (fast, and right
+/// unless the layers are strongly sheared); if that lands elsewhere, Newton again from
+/// max/min(u1, u2) +- sqrt(g (h1 + h2)), beyond which both factors are positive, increasing
+/// and convex, so Newton descends monotonically onto the extreme root.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn extreme_root<T: Real>(estimate: T, bound: T, dir: T, scale: T, u1: T, u2: T, igh1: T, igh2: T, one_minus_r: T) -> T {
+    let (l, ok) = newton(estimate, scale, u1, u2, igh1, igh2, one_minus_r);
+    if ok && beyond(l, dir, u1, u2, igh1, igh2) {
+        return l;
+    }
+    newton(bound, scale, u1, u2, igh1, igh2, one_minus_r).0
 }
 
 /// Eigenvalues of A for layer thicknesses `h1, h2 > 0` and normal velocities `u1, u2`.
@@ -67,8 +93,9 @@ pub fn eigenvalues<T: Real>(g: T, r: T, h1: T, u1: T, h2: T, u2: T) -> Eigenvalu
     let um = (h1 * u1 + h2 * u2) / hs;
     let ce = (g * hs).sqrt();
     let scale = ce + u1.abs().max(u2.abs());
-    let lo = newton(um - ce, scale, u1, u2, igh1, igh2, one_minus_r);
-    let hi = newton(um + ce, scale, u1, u2, igh1, igh2, one_minus_r);
+    let one = T::one();
+    let lo = extreme_root(um - ce, u1.min(u2) - ce, -one, scale, u1, u2, igh1, igh2, one_minus_r);
+    let hi = extreme_root(um + ce, u1.max(u2) + ce, one, scale, u1, u2, igh1, igh2, one_minus_r);
     let m = u1 + u2 - T::c(0.5) * (lo + hi);
     let (qm, _) = scaled_quartic(m, u1, u2, igh1, igh2, one_minus_r);
     // P(m) = -g^2 h1 h2 Q(m) = (m - lo)(m - hi)(-d^2)

@@ -9,7 +9,7 @@ pub mod eigen;
 pub mod flux;
 pub mod real;
 
-pub use flux::{edge_flux, wall_mirror, EdgeFlux, Side};
+pub use flux::{edge_flux, wall_flux, wall_mirror, EdgeFlux, Side};
 pub use real::Real;
 
 /// Physical parameters. Built through [`Params::new`], which validates them.

@@ -32,4 +32,10 @@ pub trait Backend {
     fn state(&mut self) -> Result<Vec<CellState>>;
     fn num_edges(&self) -> usize;
     fn num_local_edges(&self) -> usize;
+    /// Start timing each kernel (GPU backends; a no-op elsewhere).
+    fn enable_kernel_timing(&mut self) {}
+    /// Seconds spent in each kernel since timing was enabled: (name, seconds, launches).
+    fn kernel_seconds(&mut self) -> Result<Vec<(&'static str, f64, u64)>> {
+        Ok(vec![])
+    }
 }

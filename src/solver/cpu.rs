@@ -3,7 +3,7 @@
 
 use super::backend::{Backend, Health};
 use super::layout::{CellState, Layout, WALL};
-use crate::physics::{edge_flux, wall_mirror, Params, Real, Side};
+use crate::physics::{edge_flux, wall_flux, Params, Real, Side};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -98,12 +98,11 @@ impl<T: Real> Backend for CpuBackend<T> {
                 let n = [nl[0] / len, nl[1] / len];
                 let (i, si) = (i as usize, si as usize);
                 let wi = side(lay.v1[i], lay.v2[i]);
-                let wj = if j == WALL {
-                    wall_mirror(&wi, n)
+                let f = if j == WALL {
+                    wall_flux(&p, &wi, n)
                 } else {
-                    side(lay.v1[j as usize], lay.v2[j as usize])
+                    edge_flux(&p, &wi, &side(lay.v1[j as usize], lay.v2[j as usize]), n)
                 };
-                let f = edge_flux(&p, &wi, &wj, n);
                 let z = len * f.speed;
                 // SAFETY: check_slots proved that (si, i) and (sj, j) belong to this edge alone.
                 unsafe {

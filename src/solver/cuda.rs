@@ -9,8 +9,9 @@ use super::layout::{CellState, Layout};
 use crate::physics::{Params, Real};
 use anyhow::{anyhow, bail, Context, Result};
 use cudarc::driver::{
-    sys::CUdevice_attribute, CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig,
-    PushKernelArg, ValidAsZeroBits,
+    sys::{CUdevice_attribute, CUevent_flags},
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+    ValidAsZeroBits,
 };
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
@@ -80,6 +81,27 @@ fn ptx(arch: &str) -> Result<String> {
     }
 }
 
+/// Bandwidth of a large device-to-device copy on device `ordinal`, in bytes (read plus
+/// written) per second: the ceiling the memory-bound kernels are measured against.
+pub fn copy_bandwidth(ordinal: usize, bytes: usize) -> Result<f64> {
+    let ctx = CudaContext::new(ordinal)?;
+    let stream = ctx.default_stream();
+    let n = bytes / 8;
+    let src = stream.alloc_zeros::<u64>(n)?;
+    let mut dst = stream.alloc_zeros::<u64>(n)?;
+    let ev = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
+    let (a, b) = (ev()?, ev()?);
+    let mut times = Vec::new();
+    for _ in 0..7 {
+        a.record(&stream)?;
+        stream.memcpy_dtod(&src, &mut dst)?;
+        b.record(&stream)?;
+        times.push(a.elapsed_ms(&b)? as f64 * 1e-3);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(2.0 * (8 * n) as f64 / times[times.len() / 2])
+}
+
 fn flat<T, const N: usize>(v: &[[T; N]]) -> &[T] {
     // SAFETY: [T; N] is N contiguous T with no padding.
     unsafe { std::slice::from_raw_parts(v.as_ptr() as *const T, v.len() * N) }
@@ -104,6 +126,37 @@ pub struct CudaBackend<T: CudaReal> {
     n_local_edges: usize,
     device: String,
     sync_each_launch: bool,
+    timing: Option<KernelTiming>,
+}
+
+const KERNELS: [&str; 3] = ["edge", "dt", "update"];
+
+/// Events around each kernel; a kernel's time is read once the stream has passed its end
+/// event (at the next read-back), so timing adds no synchronization of its own.
+struct KernelTiming {
+    /// (start, end, still to be read) per kernel.
+    events: Vec<(CudaEvent, CudaEvent, bool)>,
+    seconds: [f64; 3],
+    launches: [u64; 3],
+}
+
+impl KernelTiming {
+    fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
+        let ev = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
+        let events = (0..3).map(|_| Ok((ev()?, ev()?, false))).collect::<Result<Vec<_>>>()?;
+        Ok(KernelTiming { events, seconds: [0.0; 3], launches: [0; 3] })
+    }
+    /// Fold in every kernel whose end event has completed (call after a synchronization).
+    fn collect(&mut self) -> Result<()> {
+        for (k, (a, b, pending)) in self.events.iter_mut().enumerate() {
+            if *pending {
+                self.seconds[k] += a.elapsed_ms(b)? as f64 * 1e-3;
+                self.launches[k] += 1;
+                *pending = false;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn grid(n: usize) -> LaunchConfig {
@@ -158,7 +211,26 @@ impl<T: CudaReal> CudaBackend<T> {
             n_local_edges: lay.n_local_edges,
             device,
             sync_each_launch: std::env::var_os("PYCNO_CUDA_SYNC").is_some(),
+            timing: None,
         })
+    }
+
+    fn before_launch(&mut self, k: usize) -> Result<()> {
+        if let Some(t) = &mut self.timing {
+            if t.events[k].2 {
+                t.collect()?;
+            }
+            t.events[k].0.record(&self.stream)?;
+        }
+        Ok(())
+    }
+
+    fn after_launch_timed(&mut self, k: usize) -> Result<()> {
+        if let Some(t) = &mut self.timing {
+            t.events[k].1.record(&self.stream)?;
+            t.events[k].2 = true;
+        }
+        self.after_launch(KERNELS[k])
     }
 
     fn after_launch(&self, what: &str) -> Result<()> {
@@ -205,24 +277,30 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         }
         let (b, e) = (edges.start as i32, edges.end as i32);
         let stride = self.n_cells as i64;
+        let cfg = grid(edges.len());
+        self.before_launch(0)?;
         let mut l = self.stream.launch_builder(&self.edge_fn);
         l.arg(&self.v1).arg(&self.v2).arg(&self.ecells).arg(&self.enormal).arg(&mut self.acc);
         l.arg(&stride).arg(&b).arg(&e).arg(&self.params.g).arg(&self.params.r).arg(&mut self.scratch);
         // SAFETY: argument types and order match edge_{f32,f64} in kernels/solver.cu.
-        unsafe { l.launch(grid(edges.len())) }.context("launching the edge kernel")?;
-        self.after_launch("edge")
+        unsafe { l.launch(cfg) }.context("launching the edge kernel")?;
+        self.after_launch_timed(0)
     }
 
     fn local_dt(&mut self, gamma: f64) -> Result<(f64, Health)> {
         let two_gamma = T::c(2.0 * gamma);
         let (stride, n) = (self.n_cells as i64, self.n_owned as i32);
+        self.before_launch(1)?;
         let mut l = self.stream.launch_builder(&self.dt_fn);
         l.arg(&self.v2).arg(&self.acc).arg(&stride).arg(&n).arg(&two_gamma).arg(&mut self.scratch);
         // SAFETY: matches dt_{f32,f64}.
         unsafe { l.launch(grid(self.n_owned)) }.context("launching the time-step kernel")?;
-        self.after_launch("dt")?;
+        self.after_launch_timed(1)?;
         let mut s = [0u64; 2];
         self.stream.memcpy_dtoh(&self.scratch.slice(0..2), &mut s).context("reading the time step back")?;
+        if let Some(t) = &mut self.timing {
+            t.collect()?;
+        }
         let health = if s[1] != 0 { Health::Bad } else { Health::Ok };
         Ok((T::from_min_bits(s[0]), health))
     }
@@ -230,11 +308,12 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
     fn update(&mut self, dt: f64) -> Result<()> {
         let dt = T::c(dt);
         let (stride, n) = (self.n_cells as i64, self.n_owned as i32);
+        self.before_launch(2)?;
         let mut l = self.stream.launch_builder(&self.update_fn);
         l.arg(&mut self.v1).arg(&mut self.v2).arg(&self.acc).arg(&stride).arg(&n).arg(&dt).arg(&mut self.scratch);
         // SAFETY: matches update_{f32,f64}.
         unsafe { l.launch(grid(self.n_owned)) }.context("launching the update kernel")?;
-        self.after_launch("update")
+        self.after_launch_timed(2)
     }
 
     fn health(&mut self) -> Result<Health> {
@@ -264,6 +343,21 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
     }
     fn num_edges(&self) -> usize {
         self.n_edges
+    }
+    fn enable_kernel_timing(&mut self) {
+        if self.timing.is_none() {
+            self.timing = KernelTiming::new(&self.ctx).ok();
+        }
+    }
+    fn kernel_seconds(&mut self) -> Result<Vec<(&'static str, f64, u64)>> {
+        self.synchronize()?;
+        Ok(match &mut self.timing {
+            Some(t) => {
+                t.collect()?;
+                (0..3).map(|k| (KERNELS[k], t.seconds[k], t.launches[k])).collect()
+            }
+            None => vec![],
+        })
     }
     fn num_local_edges(&self) -> usize {
         self.n_local_edges

@@ -88,3 +88,21 @@ impl<T: Real> Layout<T> {
             .collect()
     }
 }
+
+/// Bytes each kernel must move through device memory per launch in this layout, counted by
+/// hand (each input read once, each output written once), for cell and edge counts and a
+/// float size `s`: the edge pass reads its int4 and scaled normal, each cell's two float4
+/// once, and writes two float4 per cell it touches; the time-step pass reads the Z word of
+/// three accumulator float4 and the area word of v2, which the interleaved layout makes
+/// whole float4 sectors (16 s per cell); the update reads v1, v2 and six accumulators and
+/// writes v1, v2.
+pub fn kernel_bytes(kernel: &str, cells: usize, edges: usize, wall_edges: usize, s: usize) -> f64 {
+    let (c, e, w) = (cells as f64, edges as f64, wall_edges as f64);
+    let s = s as f64;
+    match kernel {
+        "edge" => e * (16.0 + 2.0 * s) + c * 8.0 * s + (2.0 * (e - w) + w) * 8.0 * s,
+        "dt" => c * 16.0 * s,
+        "update" => c * 40.0 * s,
+        _ => 0.0,
+    }
+}

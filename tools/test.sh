@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The one command that runs pycno's whole test suite, installing what it needs first.
+#
+#   tools/test.sh                    # cargo test --workspace
+#   tools/test.sh -- --nocapture     # extra arguments go to cargo test
+#   tools/test.sh --test cli         # one test target
+#
+# Runs tools/setup.sh, puts the project's .venv first on PATH (the VTK read-back test runs
+# `python3` and needs the `vtk` package there), then `cargo test --workspace --no-fail-fast`,
+# prints one closing line over all test binaries (`total: N passed, N failed, N skipped`)
+# and exits with cargo's exit code.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+bash "$ROOT/tools/setup.sh"
+
+# The toolchain and the Python that tools/setup.sh installed.
+CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
+if ! command -v cargo >/dev/null 2>&1 && [ -x "$CARGO_BIN/cargo" ]; then
+    PATH="$CARGO_BIN:$PATH"
+fi
+if [ -x "$ROOT/.venv/bin/python3" ]; then
+    PATH="$ROOT/.venv/bin:$PATH"
+    export VIRTUAL_ENV="$ROOT/.venv"
+fi
+export PATH
+hash -r
+
+# All test binaries run even when one fails, so one run shows every failure.
+args=(--workspace)
+case " $* " in
+*" --no-fail-fast "*) ;;
+*) args+=(--no-fail-fast) ;;
+esac
+
+echo "test: python3 is $(command -v python3); cargo test ${args[*]} $*"
+log="$(mktemp "${TMPDIR:-/tmp}/pycno-test.XXXXXX")"
+trap 'rm -f "$log"' EXIT
+start=$SECONDS
+set +e
+cargo test "${args[@]}" "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+
+# One closing line over all test binaries (cargo prints one `test result:` per binary).
+if grep -q '^test result:' "$log"; then
+    read -r passed failed ignored < <(awk '/^test result:/ {
+        for (i = 2; i <= NF; i++) {
+            if ($i == "passed;") p += $(i - 1)
+            if ($i == "failed;") f += $(i - 1)
+            if ($i == "ignored;") g += $(i - 1)
+        }
+    } END { print p + 0, f + 0, g + 0 }' "$log")
+    [ "$status" -eq 0 ] || echo "test: cargo test exited $status"
+    echo "test: $((SECONDS - start)) s"
+    echo "total: $passed passed, $failed failed, $ignored skipped"
+else
+    echo "test: cargo test exited $status and ran no test binary"
+fi
+exit "$status"
