@@ -92,49 +92,28 @@ __device__ __forceinline__ Eigenvalues<T> eigenvalues(T g, T r, T h1, T u1, T h2
 }
 
 template <typename T>
-__device__ __forceinline__ void eigenvector(T l, T u1, T gh1, T v[4]) {
+__device__ __forceinline__ void eigenvector(T l, T u1, T igh1, T v[4]) {
     T d = l - u1;
-    T a = (d * d - gh1) / gh1;
+    T a = d * d * igh1 - T(1);
     v[0] = T(1); v[1] = l; v[2] = a; v[3] = a * l;
 }
 
 template <typename T>
-__device__ __forceinline__ void solve4(const T cols[4][4], const T b[4], T c[4]) {
-    T m[4][5];
+__device__ __forceinline__ void wave_strengths(const T lambda[4], T u1, T sqrt_gh1, const T b[4], T c[4]) {
+    T is = T(1) / sqrt_gh1;
+    T x[4] = {(lambda[0] - u1) * is, (lambda[1] - u1) * is, (lambda[2] - u1) * is, (lambda[3] - u1) * is};
+    T m0 = b[0];
+    T m1 = (b[1] - u1 * b[0]) * is;
+    T m2 = b[0] + b[2];
+    T m3 = m1 + (b[3] - u1 * b[2]) * is;
 #pragma unroll
-    for (int row = 0; row < 4; ++row) {
-#pragma unroll
-        for (int col = 0; col < 4; ++col) m[row][col] = cols[col][row];
-        m[row][4] = b[row];
-    }
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-        int p = k;
-#pragma unroll
-        for (int row = k + 1; row < 4; ++row)
-            if (rt_abs(m[row][k]) > rt_abs(m[p][k])) p = row;
-        // Swap rows k and p with compile-time indices only (keeps m in registers).
-#pragma unroll
-        for (int row = k + 1; row < 4; ++row) {
-            if (row == p) {
-#pragma unroll
-                for (int col = 0; col < 5; ++col) { T t = m[k][col]; m[k][col] = m[row][col]; m[row][col] = t; }
-            }
-        }
-        T inv = T(1) / m[k][k];
-#pragma unroll
-        for (int row = k + 1; row < 4; ++row) {
-            T f = m[row][k] * inv;
-#pragma unroll
-            for (int col = k; col < 5; ++col) m[row][col] = m[row][col] - f * m[k][col];
-        }
-    }
-#pragma unroll
-    for (int k = 3; k >= 0; --k) {
-        T s = m[k][4];
-#pragma unroll
-        for (int col = k + 1; col < 4; ++col) s = s - m[k][col] * c[col];
-        c[k] = s / m[k][k];
+    for (int l = 0; l < 4; ++l) {
+        T p = x[(l + 1) % 4], q = x[(l + 2) % 4], r = x[(l + 3) % 4];
+        T e1 = p + q + r;
+        T e2 = p * q + p * r + q * r;
+        T e3 = p * q * r;
+        T den = (x[l] - p) * (x[l] - q) * (x[l] - r);
+        c[l] = (m3 - e1 * m2 + e2 * m1 - e3 * m0) / den;
     }
 }
 
@@ -183,7 +162,8 @@ __device__ __forceinline__ EdgeFlux<T> edge_flux(T g, T r, const Side<T>& wi, co
     T h1i = wi.h1, h2i = wi.h2, h1j = wj.h1, h2j = wj.h2;
     T qn1i = wi.q1x * nx + wi.q1y * ny, qn2i = wi.q2x * nx + wi.q2y * ny;
     T qn1j = wj.q1x * nx + wj.q1y * ny, qn2j = wj.q2x * nx + wj.q2y * ny;
-    T u1i = qn1i / h1i, u2i = qn2i / h2i, u1j = qn1j / h1j, u2j = qn2j / h2j;
+    T ih1i = T(1) / h1i, ih2i = T(1) / h2i, ih1j = T(1) / h1j, ih2j = T(1) / h2j;
+    T u1i = qn1i * ih1i, u2i = qn2i * ih2i, u1j = qn1j * ih1j, u2j = qn2j * ih2j;
 
     T h1 = half * (h1i + h1j);
     T h2 = half * (h2i + h2j);
@@ -203,16 +183,16 @@ __device__ __forceinline__ EdgeFlux<T> edge_flux(T g, T r, const Side<T>& wi, co
 
     Eigenvalues<T> eig = eigenvalues(g, r, h1, u1, h2, u2);
     T dm[4] = {T(0), T(0), T(0), T(0)};
-    T speed;
-    bool fallback = !eig.hyperbolic;
-    if (eig.hyperbolic) {
-        speed = rt_max(rt_max(rt_max(rt_abs(eig.lambda[0]), rt_abs(eig.lambda[3])), rt_abs(eig.lambda[1])),
-                       rt_abs(eig.lambda[2]));
+    T speed = rt_max(rt_max(rt_max(rt_abs(eig.lambda[0]), rt_abs(eig.lambda[3])), rt_abs(eig.lambda[1])),
+                     rt_abs(eig.lambda[2]));
+    bool fallback = !(eig.hyperbolic && eig.lambda[2] - eig.lambda[1] > rt_sqrt(Eps<T>::value) * speed);
+    if (!fallback) {
+        T igh1 = T(1) / (g * h1);
         T cols[4][4];
 #pragma unroll
-        for (int l = 0; l < 4; ++l) eigenvector(eig.lambda[l], u1, g * h1, cols[l]);
+        for (int l = 0; l < 4; ++l) eigenvector(eig.lambda[l], u1, igh1, cols[l]);
         T c[4];
-        solve4(cols, b, c);
+        wave_strengths(eig.lambda, u1, rt_sqrt(g * h1), b, c);
         T el[4], er[4];
         estimates(g, r, h1i, u1i, h2i, u2i, el);
         estimates(g, r, h1j, u1j, h2j, u2j, er);
@@ -239,7 +219,6 @@ __device__ __forceinline__ EdgeFlux<T> edge_flux(T g, T r, const Side<T>& wi, co
             for (int k = 0; k < 4; ++k) dm[k] = dm[k] + wc * cols[l][k];
         }
     } else {
-        speed = rt_max(rt_abs(eig.lambda[0]), rt_abs(eig.lambda[3]));
         T dv[4] = {dh1, qn1j - qn1i, dh2 - dd, qn2j - qn2i};
 #pragma unroll
         for (int k = 0; k < 4; ++k) dm[k] = half * (b[k] - speed * dv[k]);
@@ -252,8 +231,8 @@ __device__ __forceinline__ EdgeFlux<T> edge_flux(T g, T r, const Side<T>& wi, co
         qn2i * u2i + half * g * h2i * h2i + dm[3],
     };
     T m1 = phi[0], m2 = phi[2];
-    T ut1 = m1 > T(0) ? (wi.q1y * nx - wi.q1x * ny) / h1i : (wj.q1y * nx - wj.q1x * ny) / h1j;
-    T ut2 = m2 > T(0) ? (wi.q2y * nx - wi.q2x * ny) / h2i : (wj.q2y * nx - wj.q2x * ny) / h2j;
+    T ut1 = m1 > T(0) ? (wi.q1y * nx - wi.q1x * ny) * ih1i : (wj.q1y * nx - wj.q1x * ny) * ih1j;
+    T ut2 = m2 > T(0) ? (wi.q2y * nx - wi.q2x * ny) * ih2i : (wj.q2y * nx - wj.q2x * ny) * ih2j;
     T s1 = m1 * ut1, s2 = m2 * ut2;
 
     EdgeFlux<T> f;

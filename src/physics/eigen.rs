@@ -108,49 +108,36 @@ pub fn eigenvalues<T: Real>(g: T, r: T, h1: T, u1: T, h2: T, u2: T) -> Eigenvalu
     }
 }
 
-/// Eigenvector of A for eigenvalue `l`: (1, l, a, a l) with a = ((l - u1)^2 - g h1)/(g h1).
+/// Eigenvector of A for eigenvalue `l`: (1, l, a, a l) with a = ((l - u1)^2 - g h1)/(g h1),
+/// given `igh1 = 1 / (g h1)`.
 #[inline(always)]
-pub fn eigenvector<T: Real>(l: T, u1: T, gh1: T) -> [T; 4] {
+pub fn eigenvector<T: Real>(l: T, u1: T, igh1: T) -> [T; 4] {
     let d = l - u1;
-    let a = (d * d - gh1) / gh1;
+    let a = d * d * igh1 - T::one();
     [T::one(), l, a, a * l]
 }
 
-/// Solve `K c = b` for the 4x4 matrix whose columns are `cols`, by Gaussian elimination
-/// with partial pivoting (no explicit inverse).
+/// Wave strengths: the `c` with `K c = b`, K's columns the eigenvectors (1, l, a, a l).
+/// With x = (l - u1) / sqrt(g h1) the eigenvector is (1, u1 + s x, x^2 - 1, ...), so the
+/// four equations are a Vandermonde system in x for the moments
+/// M = (b0, (b1 - u1 b0)/s, b0 + b2, M1 + (b3 - u1 b2)/s), s = sqrt(g h1), and each c_l is
+/// the Lagrange basis polynomial of x_l applied to M. No pivoting, one division per wave.
 #[inline(always)]
-pub fn solve4<T: Real>(cols: &[[T; 4]; 4], b: [T; 4]) -> [T; 4] {
-    // Augmented rows: m[row] = (K[row][0..4], b[row]).
-    let mut m = [[T::zero(); 5]; 4];
-    for row in 0..4 {
-        for col in 0..4 {
-            m[row][col] = cols[col][row];
-        }
-        m[row][4] = b[row];
-    }
-    for k in 0..4 {
-        let mut p = k;
-        for row in (k + 1)..4 {
-            if m[row][k].abs() > m[p][k].abs() {
-                p = row;
-            }
-        }
-        m.swap(k, p);
-        let inv = T::one() / m[k][k];
-        for row in (k + 1)..4 {
-            let f = m[row][k] * inv;
-            for col in k..5 {
-                m[row][col] = m[row][col] - f * m[k][col];
-            }
-        }
-    }
+pub fn wave_strengths<T: Real>(lambda: &[T; 4], u1: T, sqrt_gh1: T, b: &[T; 4]) -> [T; 4] {
+    let is = T::one() / sqrt_gh1;
+    let x = [(lambda[0] - u1) * is, (lambda[1] - u1) * is, (lambda[2] - u1) * is, (lambda[3] - u1) * is];
+    let m0 = b[0];
+    let m1 = (b[1] - u1 * b[0]) * is;
+    let m2 = b[0] + b[2];
+    let m3 = m1 + (b[3] - u1 * b[2]) * is;
     let mut c = [T::zero(); 4];
-    for k in (0..4).rev() {
-        let mut s = m[k][4];
-        for col in (k + 1)..4 {
-            s = s - m[k][col] * c[col];
-        }
-        c[k] = s / m[k][k];
+    for l in 0..4 {
+        let (p, q, r) = (x[(l + 1) % 4], x[(l + 2) % 4], x[(l + 3) % 4]);
+        let e1 = p + q + r;
+        let e2 = p * q + p * r + q * r;
+        let e3 = p * q * r;
+        let den = (x[l] - p) * (x[l] - q) * (x[l] - r);
+        c[l] = (m3 - e1 * m2 + e2 * m1 - e3 * m0) / den;
     }
     c
 }

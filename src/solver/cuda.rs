@@ -20,7 +20,13 @@ use std::sync::{Arc, OnceLock};
 pub const PHYSICS_CUH: &str = include_str!("../../kernels/physics.cuh");
 pub const SOLVER_CU: &str = include_str!("../../kernels/solver.cu");
 
-const BLOCK: u32 = 256;
+/// Threads per block; `PYCNO_CUDA_BLOCK` overrides it for tuning.
+fn block() -> u32 {
+    static B: OnceLock<u32> = OnceLock::new();
+    *B.get_or_init(|| {
+        std::env::var("PYCNO_CUDA_BLOCK").ok().and_then(|s| s.parse().ok()).filter(|b| b % 32 == 0 && *b <= 1024).unwrap_or(256)
+    })
+}
 
 /// A float type the kernels exist for.
 pub trait CudaReal: Real + DeviceRepr + ValidAsZeroBits {
@@ -65,11 +71,12 @@ fn ptx(arch: &str) -> Result<String> {
     static PTX: OnceLock<std::result::Result<(String, String), String>> = OnceLock::new();
     let got = PTX.get_or_init(|| {
         let src = format!("{PHYSICS_CUH}\n{SOLVER_CU}");
-        let opts = cudarc::nvrtc::CompileOptions {
-            options: vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()],
-            fmad: Some(true),
-            ..Default::default()
-        };
+        let mut options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()];
+        // For experiments and benchmarks of compiler flags (e.g. "--use_fast_math").
+        if let Ok(extra) = std::env::var("PYCNO_NVRTC_FLAGS") {
+            options.extend(extra.split_whitespace().map(String::from));
+        }
+        let opts = cudarc::nvrtc::CompileOptions { options, fmad: Some(true), ..Default::default() };
         cudarc::nvrtc::compile_ptx_with_opts(src, opts)
             .map(|p| (arch.to_string(), p.to_src()))
             .map_err(|e| format!("NVRTC could not compile the kernels: {e:?}"))
@@ -160,7 +167,8 @@ impl KernelTiming {
 }
 
 fn grid(n: usize) -> LaunchConfig {
-    LaunchConfig { grid_dim: ((n as u32).div_ceil(BLOCK).max(1), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
+    let b = block();
+    LaunchConfig { grid_dim: ((n as u32).div_ceil(b).max(1), 1, 1), block_dim: (b, 1, 1), shared_mem_bytes: 0 }
 }
 
 impl<T: CudaReal> CudaBackend<T> {
