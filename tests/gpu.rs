@@ -8,7 +8,7 @@ use pycno::comm::Single;
 use pycno::physics::Params;
 use pycno::scenario::{initial, Scenario};
 use pycno::solver::cuda::{probe, CudaBackend, CudaReal};
-use pycno::solver::stepper::{step_loop, Schedule};
+use pycno::solver::stepper::step_loop;
 use pycno::solver::{Backend, CellState, CpuBackend, Layout};
 
 fn gpu() -> bool {
@@ -29,14 +29,7 @@ fn run_both<T: CudaReal>(s: &Scenario, steps: u64) -> (Vec<CellState>, Vec<CellS
     let (depth, start) = initial::evaluate(s, &pm.topo.cell_centroid).unwrap();
     let params = Params::<T>::new(s.physics.g, s.physics.r).unwrap();
     let lay = Layout::<T>::from_topology(&pm.topo, &depth, &start);
-    let plan = Schedule {
-        t_start: 0.0,
-        t_end: s.time.end,
-        gamma: s.physics.gamma,
-        outputs: &[],
-        first_output_index: 1,
-        max_steps: Some(steps),
-    };
+    let plan = common::plan(s, Some(steps));
     let mut gpu = CudaBackend::new(params, &lay, 0).unwrap();
     let mut cpu = CpuBackend::new(params, lay).unwrap();
     let sg = step_loop(&mut gpu, &Single, &plan, &mut |_, _| Ok(())).unwrap();

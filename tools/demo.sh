@@ -14,15 +14,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 bash "$ROOT/tools/setup.sh"
 
-CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
-if ! command -v cargo >/dev/null 2>&1 && [ -x "$CARGO_BIN/cargo" ]; then
-    PATH="$CARGO_BIN:$PATH"
-fi
-if [ -x "$ROOT/.venv/bin/python3" ]; then
-    PATH="$ROOT/.venv/bin:$PATH"
-    export VIRTUAL_ENV="$ROOT/.venv"
-fi
-export PATH
+# shellcheck source=tools/env.sh
+source "$ROOT/tools/env.sh"
 
 echo "demo: cargo build --release"
 cargo build --release --manifest-path "$ROOT/Cargo.toml"

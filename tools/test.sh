@@ -16,17 +16,8 @@ cd "$ROOT"
 
 bash "$ROOT/tools/setup.sh"
 
-# The toolchain and the Python that tools/setup.sh installed.
-CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
-if ! command -v cargo >/dev/null 2>&1 && [ -x "$CARGO_BIN/cargo" ]; then
-    PATH="$CARGO_BIN:$PATH"
-fi
-if [ -x "$ROOT/.venv/bin/python3" ]; then
-    PATH="$ROOT/.venv/bin:$PATH"
-    export VIRTUAL_ENV="$ROOT/.venv"
-fi
-export PATH
-hash -r
+# shellcheck source=tools/env.sh
+source "$ROOT/tools/env.sh"
 
 # All test binaries run even when one fails, so one run shows every failure.
 args=(--workspace)

@@ -23,18 +23,16 @@ pub fn run<T: Real>(s: &Scenario, max_steps: Option<u64>) -> Outcome {
     let (depth, start) = initial::evaluate(s, &pm.topo.cell_centroid).expect("initial state");
     let params = Params::<T>::new(s.physics.g, s.physics.r).unwrap();
     let mut b = CpuBackend::new(params, Layout::<T>::from_topology(&pm.topo, &depth, &start)).unwrap();
-    let plan = Schedule {
-        t_start: 0.0,
-        t_end: s.time.end,
-        gamma: s.physics.gamma,
-        outputs: &[],
-        first_output_index: 1,
-        max_steps,
-    };
+    let plan = plan(s, max_steps);
     let stats = step_loop(&mut b, &Single, &plan, &mut |_, _| Ok(())).expect("run");
     let end = b.state().unwrap();
     let fallbacks = b.fallbacks().unwrap();
     Outcome { pm, depth, start, end, stats, fallbacks }
+}
+
+/// From t = 0 to the scenario's end (or `max_steps`), with no output.
+pub fn plan(s: &Scenario, max_steps: Option<u64>) -> Schedule<'static> {
+    Schedule { t_start: 0.0, t_end: s.time.end, gamma: s.physics.gamma, outputs: &[], first_output_index: 1, max_steps }
 }
 
 pub fn masses(state: &[CellState], area: &[f64]) -> (f64, f64) {
