@@ -8,3 +8,4 @@ pub mod comm;
 pub mod solver;
 pub mod scenario;
 pub mod app;
+pub mod partition;

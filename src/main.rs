@@ -3,6 +3,9 @@ use clap::{Parser, Subcommand};
 use pycno::app::bench::{bench, profile_rows, table_header, table_row, BenchOptions};
 use pycno::app::run::{describe_outputs, load_scenario, run, BackendChoice, Precision, RunOptions};
 use pycno::app::scenario_mesh;
+use pycno::comm::halo::ExchangeMode;
+use pycno::comm::mpi::{launched_by_mpi, MpiComm};
+use pycno::comm::{agreed, Comm, Single};
 use pycno::mesh::io;
 use pycno::scenario::PAPER_CELLS;
 use std::path::PathBuf;
@@ -50,6 +53,14 @@ enum Command {
         /// No progress output.
         #[arg(long, short)]
         quiet: bool,
+        /// Partition directory written by `pycno partition` (multi-rank runs under mpirun;
+        /// default: partition on the fly).
+        #[arg(long, value_name = "DIR")]
+        partition: Option<PathBuf>,
+        /// Exchange of communication cells in multi-rank runs: overlapped with the
+        /// non-communication edges (seed 001 Algorithm 2) or blocking (Algorithm 1).
+        #[arg(long, value_enum, default_value = "overlap")]
+        exchange: ExchangeMode,
     },
     /// Make, check or convert a mesh: triangulate a scenario's domain or read a mesh file,
     /// check it, print its statistics and optionally write it (.msh, .node, .pmsh).
@@ -62,6 +73,9 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Partition a mesh for a multi-rank run (METIS): a directory with a manifest, one file
+    /// per rank and a VTK view; or check such a directory against the mesh (--check).
+    Partition(pycno::app::partition::PartitionArgs),
     /// Benchmark the paper's dam break at several sizes (stepping time only).
     Bench {
         /// Cell counts, comma-separated.
@@ -90,25 +104,64 @@ fn main() -> ExitCode {
         .format_target(false)
         .init();
     let cli = Cli::parse();
-    match real_main(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+    // MPI starts only for `run` under an MPI launcher; every other command and a plain run
+    // never touch it.
+    let mpi = if matches!(cli.command, Command::Run { .. }) && launched_by_mpi() {
+        match MpiComm::init() {
+            Ok(m) => Some(m),
+            Err(e) => {
+                eprintln!("error: cannot start MPI: {e:#}");
+                return ExitCode::FAILURE;
+            }
         }
+    } else {
+        None
+    };
+    let comm: &dyn Comm = match &mpi {
+        Some(m) => m,
+        None => &Single,
+    };
+    match real_main(cli, comm) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => match (agreed(&e), &mpi) {
+            // Every rank knows: the one that saw it reports, all exit non-zero.
+            (Some(a), _) => {
+                if a.print {
+                    eprintln!("error: {e:#}");
+                }
+                ExitCode::FAILURE
+            }
+            // Only this rank knows: report and take the whole job down, so no rank waits.
+            (None, Some(m)) if m.size() > 1 => {
+                eprintln!("error (rank {} of {}): {e:#}", m.rank(), m.size());
+                m.abort(1)
+            }
+            _ => {
+                eprintln!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 
-fn real_main(cli: Cli) -> Result<()> {
-    if let Some(n) = cli.threads {
+fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
+    // Ranks that share a node share its cores.
+    let (_, on_node) = comm.node_rank();
+    let threads = cli.threads.or_else(|| {
+        (on_node > 1).then(|| (std::thread::available_parallelism().map_or(1, |n| n.get()) / on_node).max(1))
+    });
+    if let Some(n) = threads {
         rayon::ThreadPoolBuilder::new().num_threads(n).build_global().context("cannot start the thread pool")?;
     }
     match cli.command {
-        Command::Run { scenario, cells, t_end, out, output_interval, precision, backend, max_steps, no_vtk, quiet } => {
-            let opts = RunOptions { scenario, cells, t_end, out, output_interval, precision, backend, max_steps, no_vtk, quiet, kernel_timing: false };
+        Command::Run { scenario, cells, t_end, out, output_interval, precision, backend, max_steps, no_vtk, quiet, partition, exchange } => {
+            let opts = RunOptions {
+                scenario, cells, t_end, out, output_interval, precision, backend, max_steps, no_vtk, quiet,
+                kernel_timing: false, partition, exchange,
+            };
+            let stats = run(&opts, comm)?;
             let s = load_scenario(&opts)?;
-            let stats = run(&opts)?;
-            if !quiet {
+            if !quiet && comm.is_root() {
                 println!("{}", stats.summary());
                 if !no_vtk {
                     println!("output: {} (open in ParaView), stats: {}", describe_outputs(&s), s.output.dir.join("stats.json").display());
@@ -139,6 +192,7 @@ fn real_main(cli: Cli) -> Result<()> {
                 println!("wrote {}", out.display());
             }
         }
+        Command::Partition(args) => pycno::app::partition::command(&args)?,
         Command::Bench { cells, precision, repeat, t_end, json, backend, profile } => {
             let opts = BenchOptions { cells, precision, repeat, t_end, backend, profile };
             if !json {

@@ -15,7 +15,11 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
-APT_PACKAGES=(build-essential pkg-config ca-certificates curl git python3 python3-venv python3-pip)
+# build-essential also builds METIS: the metis crate compiles its vendored C sources with cc
+# and ships pre-generated bindings (no cmake, no libclang). MPI: Open MPI (libraries, headers,
+# mpirun) and libclang, with which the mpi crate generates its bindings at build time.
+APT_PACKAGES=(build-essential pkg-config ca-certificates curl git python3 python3-venv python3-pip
+    libopenmpi-dev openmpi-bin libclang-dev)
 PY_PACKAGES=(vtk numpy matplotlib)
 # Oldest rustc the locked crates accept (nalgebra, wide); a warning only.
 RUST_MIN=1.89

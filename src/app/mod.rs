@@ -1,6 +1,7 @@
 //! The commands behind the CLI: preparing a mesh, running a scenario, benchmarking.
 
 pub mod bench;
+pub mod partition;
 pub mod progress;
 pub mod run;
 pub mod stats;

@@ -3,12 +3,15 @@
 use super::progress::Progress;
 use super::stats::{KernelStat, RunStats};
 use super::{scenario_mesh, PreparedMesh};
-use crate::comm::{Comm, Single};
+use crate::comm::halo::{AllEdges, EdgePass, ExchangeMode, HaloPlan, MpiHalo, PhaseTimes};
+use crate::comm::{agree, Comm};
+use crate::mesh::Mesh;
 use crate::output::atomic::write_bytes_atomic;
-use crate::output::series::Series;
+use crate::output::series::{Piece, Series};
+use crate::partition::{files, metis, submesh, Submesh};
 use crate::physics::Params;
 use crate::scenario::{initial, Scenario};
-use crate::solver::stepper::{step_loop, BlowUp, Event, Schedule};
+use crate::solver::stepper::{step_loop_with, BlowUp, Event, Schedule};
 use crate::solver::cuda::{self, CudaBackend, CudaReal};
 use crate::solver::layout::kernel_bytes;
 use crate::solver::{Backend, CellState, CpuBackend, Layout};
@@ -33,6 +36,11 @@ pub enum BackendChoice {
 
 /// Resolve `auto`: CUDA when [`cuda::probe`] finds a device, else the CPU.
 pub fn choose_backend(choice: BackendChoice) -> Result<BackendChoice> {
+    choose_backend_quietly(choice, false)
+}
+
+/// As [`choose_backend`]; `quiet` (ranks other than 0) logs nothing.
+pub fn choose_backend_quietly(choice: BackendChoice, quiet: bool) -> Result<BackendChoice> {
     match choice {
         BackendChoice::Cpu => Ok(BackendChoice::Cpu),
         BackendChoice::Cuda => {
@@ -42,7 +50,9 @@ pub fn choose_backend(choice: BackendChoice) -> Result<BackendChoice> {
         BackendChoice::Auto => match cuda::probe() {
             Ok(_) => Ok(BackendChoice::Cuda),
             Err(e) => {
-                log::info!("no usable GPU ({e:#}); running on the CPU");
+                if !quiet {
+                    log::info!("no usable GPU ({e:#}); running on the CPU");
+                }
                 Ok(BackendChoice::Cpu)
             }
         },
@@ -50,9 +60,10 @@ pub fn choose_backend(choice: BackendChoice) -> Result<BackendChoice> {
 }
 
 /// A backend of the chosen kind over `layout`.
-pub fn make_backend<T: CudaReal>(choice: BackendChoice, params: Params<T>, layout: Layout<T>) -> Result<Box<dyn Backend>> {
+/// `node_rank` picks the GPU: one rank per GPU, by node-local rank.
+pub fn make_backend<T: CudaReal>(choice: BackendChoice, params: Params<T>, layout: Layout<T>, node_rank: usize) -> Result<Box<dyn Backend>> {
     Ok(match choice {
-        BackendChoice::Cuda => Box::new(CudaBackend::new(params, &layout, 0)?),
+        BackendChoice::Cuda => Box::new(CudaBackend::new(params, &layout, node_rank % cuda::device_count()?.max(1))?),
         _ => Box::new(CpuBackend::new(params, layout)?),
     })
 }
@@ -75,6 +86,9 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Time each GPU kernel (events; no extra synchronization).
     pub kernel_timing: bool,
+    /// Partition directory (`pycno partition`) for a multi-rank run.
+    pub partition: Option<PathBuf>,
+    pub exchange: ExchangeMode,
 }
 
 impl Default for RunOptions {
@@ -91,6 +105,8 @@ impl Default for RunOptions {
             no_vtk: false,
             quiet: false,
             kernel_timing: false,
+            partition: None,
+            exchange: ExchangeMode::Overlap,
         }
     }
 }
@@ -128,29 +144,73 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario> {
     Ok(s)
 }
 
-pub fn run(opts: &RunOptions) -> Result<RunStats> {
+pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     let wall = Instant::now();
-    let s = load_scenario(opts)?;
+    let s = agree(comm, load_scenario(opts))?;
     let source = opts.scenario.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "the paper benchmark".into());
-    let pm = scenario_mesh(&s).with_context(|| source.clone())?;
-    let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid).with_context(|| source.clone())?;
-    let backend = choose_backend(opts.backend)?;
+    let pm = agree(comm, scenario_mesh(&s).with_context(|| source.clone()))?;
+    let (depth, state) = agree(comm, initial::evaluate(&s, &pm.topo.cell_centroid).with_context(|| source.clone()))?;
+    let backend = agree(comm, choose_backend_quietly(opts.backend, !comm.is_root()))?;
+    let part = agree(comm, rank_submesh(opts, &pm, comm))?;
     let mut stats = match opts.precision {
-        Precision::F32 => run_with::<f32>(&s, &pm, &depth, &state, opts, backend, &Single)?,
-        Precision::F64 => run_with::<f64>(&s, &pm, &depth, &state, opts, backend, &Single)?,
+        Precision::F32 => run_with::<f32>(&s, &pm, &depth, &state, opts, backend, comm, part.as_ref())?,
+        Precision::F64 => run_with::<f64>(&s, &pm, &depth, &state, opts, backend, comm, part.as_ref())?,
     };
     stats.mesh_seconds = pm.seconds;
-    stats.wall_seconds = wall.elapsed().as_secs_f64();
+    stats.wall_seconds = comm.all_gather_f64(&[wall.elapsed().as_secs_f64()]).into_iter().fold(0.0, f64::max);
     if !opts.no_vtk || opts.out.is_some() {
         let path = s.output.dir.join("stats.json");
-        write_bytes_atomic(&path, serde_json::to_string_pretty(&stats)?.as_bytes())?;
+        let written = if comm.is_root() { write_bytes_atomic(&path, serde_json::to_string_pretty(&stats)?.as_bytes()) } else { Ok(()) };
+        agree(comm, written)?;
     }
     Ok(stats)
+}
+
+/// This rank's submesh: read from `--partition DIR`, or made here (METIS on rank 0, the
+/// cell owners broadcast, every rank building the same submeshes). `None` on one rank
+/// without a partition directory: the whole mesh in global order.
+fn rank_submesh(opts: &RunOptions, pm: &PreparedMesh, comm: &dyn Comm) -> Result<Option<Submesh>> {
+    let (rank, size) = (comm.rank(), comm.size());
+    let fingerprint = files::mesh_fingerprint(&pm.mesh);
+    if let Some(dir) = &opts.partition {
+        let m = files::read_manifest(dir)?;
+        if m.stats.ranks != size {
+            bail!(
+                "partition directory {} was made for {} ranks, but this run has {size}: start it with `mpirun -np {}`, or partition again with --ranks {size}",
+                dir.display(),
+                m.stats.ranks,
+                m.stats.ranks
+            );
+        }
+        return files::read_rank(dir, rank as u32, fingerprint, size as u32).map(Some);
+    }
+    if size == 1 {
+        return Ok(None);
+    }
+    if size > pm.topo.num_cells() {
+        bail!("{size} ranks for {} cells: at most one rank per cell", pm.topo.num_cells());
+    }
+    let mut owner = agree(comm, if comm.is_root() { metis::partition_cells(&pm.topo, size) } else { Ok(Vec::new()) })?;
+    comm.broadcast_u32(&mut owner);
+    let mut subs = submesh::build(&pm.topo, &owner, size, fingerprint)?;
+    Ok(Some(subs.swap_remove(rank)))
 }
 
 /// Mass of each layer: sum of thickness times area.
 pub fn layer_masses(state: &[CellState], area: &[f64]) -> (f64, f64) {
     state.iter().zip(area).fold((0.0, 0.0), |(m1, m2), (s, a)| (m1 + s.h1 * a, m2 + s.h2 * a))
+}
+
+/// This rank's part of the run: its cells and edges, and where its owned cells sit in the
+/// global mesh.
+struct RankPart {
+    layout_cells: usize,
+    /// Global id of each owned cell.
+    global: Vec<u32>,
+    /// The owned cells as a mesh (for output).
+    mesh: Option<Mesh>,
+    depth: Vec<f64>,
+    area: Vec<f64>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -162,24 +222,56 @@ pub(crate) fn run_with<T: CudaReal>(
     opts: &RunOptions,
     choice: BackendChoice,
     comm: &dyn Comm,
+    sub: Option<&Submesh>,
 ) -> Result<RunStats> {
-    let params = Params::<T>::new(s.physics.g, s.physics.r)?;
-    let layout = Layout::<T>::from_topology(&pm.topo, depth, state);
-    let mut backend = make_backend(choice, params, layout)?;
+    let params = agree(comm, Params::<T>::new(s.physics.g, s.physics.r))?;
+    let (layout, part) = match sub {
+        None => {
+            let n = pm.topo.num_cells();
+            let part = RankPart {
+                layout_cells: n,
+                global: (0..n as u32).collect(),
+                mesh: None,
+                depth: depth.to_vec(),
+                area: pm.topo.cell_area.clone(),
+            };
+            (Layout::<T>::from_topology(&pm.topo, depth, state), part)
+        }
+        Some(sub) => {
+            let layout = agree(comm, sub.layout::<T>(&pm.topo, depth, state))?;
+            let owned = &sub.global_cell[..sub.n_owned];
+            let part = RankPart {
+                layout_cells: sub.num_cells(),
+                global: owned.to_vec(),
+                mesh: Some(sub.owned_mesh(&pm.mesh)),
+                depth: owned.iter().map(|&g| depth[g as usize]).collect(),
+                area: owned.iter().map(|&g| pm.topo.cell_area[g as usize]).collect(),
+            };
+            (layout, part)
+        }
+    };
+    let mut backend = agree(comm, make_backend(choice, params, layout, comm.node_rank().0))?;
     if opts.kernel_timing {
         backend.enable_kernel_timing();
     }
-    let area = &pm.topo.cell_area;
-    let cell_id: Vec<i64> = (0..pm.topo.num_cells() as i64).collect();
-    let start_state = backend.state()?;
-    let (m1_start, m2_start) = layer_masses(&start_state, area);
+    let mut edges: Box<dyn EdgePass + '_> = match (sub, comm.as_mpi()) {
+        (Some(sub), Some(mpi)) if comm.size() > 1 => {
+            Box::new(MpiHalo::new(mpi, opts.exchange, HaloPlan::from_submesh(sub), backend.cell_bytes()))
+        }
+        _ => Box::new(AllEdges),
+    };
+    let cell_id: Vec<i64> = part.global.iter().map(|&g| g as i64).collect();
+    let rank_field = vec![comm.rank() as i32; part.global.len()];
+    let piece = Piece { mesh: part.mesh.as_ref().unwrap_or(&pm.mesh), depth: &part.depth, cell_id: &cell_id, rank: &rank_field };
+    let start_state = agree(comm, backend.state())?;
+    let (m1_start, m2_start) = layer_masses(&start_state, &part.area);
 
     let write_vtk = !opts.no_vtk;
     let mut series = Series::new(&s.output.dir, &s.name);
     let mut output_seconds = 0.0;
     if write_vtk {
         let clock = Instant::now();
-        series.write(0, 0.0, &pm.mesh, &start_state, depth, &cell_id)?;
+        series.write(comm, 0, 0.0, &piece, &start_state)?;
         output_seconds += clock.elapsed().as_secs_f64();
     }
     let outputs = s.output_times();
@@ -191,44 +283,59 @@ pub(crate) fn run_with<T: CudaReal>(
         first_output_index: 1,
         max_steps: opts.max_steps,
     };
-    let mut progress = Progress::new(0.0, s.time.end, opts.quiet);
+    let mut progress = Progress::new(0.0, s.time.end, opts.quiet || !comm.is_root());
+    let ranks_note = if comm.size() > 1 { format!(" x {} ranks ({:?} exchange)", comm.size(), opts.exchange).to_lowercase() } else { String::new() };
     progress.println(&format!(
-        "{}: {} cells, {} edges, {} on {}",
+        "{}: {} cells, {} edges, {} on {}{}",
         s.name,
         pm.topo.num_cells(),
         pm.topo.num_edges(),
         T::NAME,
-        backend.describe()
+        backend.describe(),
+        ranks_note
     ));
-    let result = step_loop(backend.as_mut(), comm, &plan, &mut |b, ev| {
+    let fault = injected_fault()?;
+    let result = step_loop_with(backend.as_mut(), comm, edges.as_mut(), &plan, &mut |b, ev| {
         match ev {
-            Event::Step { step, time, dt } => progress.step(step, time, dt),
+            Event::Step { step, time, dt } => {
+                if fault == Some((comm.rank(), step)) {
+                    bail!("injected fault after step {step} (PYCNO_FAULT)");
+                }
+                progress.step(step, time, dt)
+            }
             Event::Output { index, time, .. } => {
                 let clock = Instant::now();
-                let st = b.state()?;
-                series.write(index, time, &pm.mesh, &st, depth, &cell_id)?;
+                let st = agree(comm, b.state())?;
+                series.write(comm, index, time, &piece, &st)?;
                 output_seconds += clock.elapsed().as_secs_f64();
             }
         }
         Ok(())
     });
     progress.finish();
+    drop(edges);
     let ls = match result {
         Ok(ls) => ls,
-        Err(e) => return Err(diagnose(e, backend.as_mut(), pm)),
+        Err(e) => return Err(diagnose(e, backend.as_mut(), pm, &part.global, comm)),
     };
     let walls = pm.topo.edge_cells.iter().filter(|c| c[1] == crate::mesh::NO_CELL).count();
     let kernels = backend
         .kernel_seconds()?
         .into_iter()
         .map(|(name, seconds, launches)| {
-            let bytes = kernel_bytes(name, pm.topo.num_cells(), pm.topo.num_edges(), walls, std::mem::size_of::<T>());
+            let bytes = kernel_bytes(name, part.layout_cells, backend.num_edges(), walls, std::mem::size_of::<T>());
             KernelStat { name: name.into(), seconds, launches, bytes_per_launch: bytes, bandwidth: bytes * launches as f64 / seconds.max(1e-12) }
         })
         .collect();
-    let end_state = backend.state()?;
-    let (m1_end, m2_end) = layer_masses(&end_state, area);
+    let end_state = agree(comm, backend.state())?;
+    let (m1_end, m2_end) = layer_masses(&end_state, &part.area);
     let cells = pm.topo.num_cells();
+    // Per-rank phase times, and the slowest rank's stepping time (the run's).
+    let per_rank = comm.all_gather_f64(&[&ls.phases.to_array()[..], &[ls.stepping_seconds]].concat());
+    let width = PhaseTimes::NAMES.len() + 1;
+    let phases_per_rank: Vec<PhaseTimes> = per_rank.chunks(width).map(PhaseTimes::from_slice).collect();
+    let stepping_seconds = per_rank.chunks(width).map(|c| c[width - 1]).fold(0.0, f64::max);
+    let fallbacks = comm.sum_u64(backend.fallbacks()?);
     Ok(RunStats {
         name: s.name.clone(),
         version: env!("CARGO_PKG_VERSION").into(),
@@ -238,45 +345,83 @@ pub(crate) fn run_with<T: CudaReal>(
         t_end: ls.time,
         dt_min: ls.dt_min,
         dt_max: ls.dt_max,
-        stepping_seconds: ls.stepping_seconds,
+        stepping_seconds,
         output_seconds,
-        cell_updates_per_second: cells as f64 * ls.steps as f64 / ls.stepping_seconds.max(1e-12),
+        cell_updates_per_second: cells as f64 * ls.steps as f64 / stepping_seconds.max(1e-12),
         mass_layer1_start: comm.sum_f64(m1_start),
         mass_layer1_end: comm.sum_f64(m1_end),
         mass_layer2_start: comm.sum_f64(m2_start),
         mass_layer2_end: comm.sum_f64(m2_end),
-        hyperbolicity_fallbacks: comm.sum_u64(backend.fallbacks()?),
+        hyperbolicity_fallbacks: fallbacks,
         backend: backend.name().into(),
         device: backend.describe(),
         precision: T::NAME.into(),
         threads: if backend.name() == "cpu" { rayon::current_num_threads() } else { 1 },
         ranks: comm.size(),
+        exchange: (comm.size() > 1).then_some(opts.exchange),
+        phases: mean_phases(&phases_per_rank),
+        phases_per_rank: if comm.size() > 1 { phases_per_rank } else { Vec::new() },
         outputs: if write_vtk { outputs.len() + 1 } else { 0 },
         kernels,
         ..Default::default()
     })
 }
 
-/// Turn a blow-up into a report that names the step, time and the first bad cell.
-fn diagnose(e: anyhow::Error, b: &mut dyn Backend, pm: &PreparedMesh) -> anyhow::Error {
+/// `PYCNO_FAULT=RANK:STEP` makes that rank fail after that step, on that rank alone: how the
+/// tests check that a failure on one rank ends the whole job rather than hanging it.
+fn injected_fault() -> Result<Option<(usize, u64)>> {
+    let Ok(v) = std::env::var("PYCNO_FAULT") else { return Ok(None) };
+    let parsed = v.split_once(':').and_then(|(r, s)| Some((r.parse().ok()?, s.parse().ok()?)));
+    parsed.map(Some).ok_or_else(|| anyhow!("PYCNO_FAULT={v:?}: expected RANK:STEP, e.g. 1:5"))
+}
+
+fn mean_phases(p: &[PhaseTimes]) -> PhaseTimes {
+    let n = p.len().max(1) as f64;
+    let sum = p.iter().fold([0.0; 8], |mut acc, x| {
+        for (a, v) in acc.iter_mut().zip(x.to_array()) {
+            *a += v;
+        }
+        acc
+    });
+    PhaseTimes::from_slice(&sum.map(|x| x / n))
+}
+
+/// Turn a blow-up into a report that names the step, time, rank and the first bad cell (by
+/// its global id). Every rank holds the blow-up; the lowest rank with a bad cell reports.
+fn diagnose(e: anyhow::Error, b: &mut dyn Backend, pm: &PreparedMesh, global: &[u32], comm: &dyn Comm) -> anyhow::Error {
     let Some(bu) = e.downcast_ref::<BlowUp>() else { return e };
-    let Ok(st) = b.state() else { return e };
+    let bu = format!("{bu}");
+    let st = match b.state() {
+        Ok(st) => st,
+        Err(read) => return read.context(format!("{bu}; reading the state back failed")),
+    };
     let bad = |s: &CellState| {
         !(s.h1 > 0.0 && s.h2 > 0.0) || ![s.h1, s.h2, s.q1[0], s.q1[1], s.q2[0], s.q2[1]].iter().all(|x| x.is_finite())
     };
     let count = st.iter().filter(|s| bad(s)).count();
-    match st.iter().position(bad) {
+    let total = comm.sum_u64(count as u64);
+    let local = match st.iter().position(bad) {
         Some(c) => {
             let s = st[c];
-            let p = pm.topo.cell_centroid[c];
-            anyhow!(
-                "{bu}: {count} cells went unphysical; first is cell {c} at (x = {}, y = {}): h1 = {}, h2 = {}, q1 = ({}, {}), q2 = ({}, {})",
+            let g = global[c] as usize;
+            let p = pm.topo.cell_centroid[g];
+            let on_rank = if comm.size() > 1 { format!(" on rank {}", comm.rank()) } else { String::new() };
+            Err(anyhow!(
+                "{bu}: {total} cells went unphysical; first is cell {g}{on_rank} at (x = {}, y = {}): h1 = {}, h2 = {}, q1 = ({}, {}), q2 = ({}, {})",
                 p[0], p[1], s.h1, s.h2, s.q1[0], s.q1[1], s.q2[0], s.q2[1]
-            )
+            ))
         }
-        None => e.context("the time step became zero or not finite"),
+        None => Ok(()),
+    };
+    match agree(comm, local) {
+        Err(report) => report.context("run stopped"),
+        // No bad cell anywhere: the time step itself failed (zero or not finite).
+        Ok(()) => {
+            let r: Result<()> = Err(anyhow!("{bu}: the time step became zero or not finite"));
+            let r = if comm.is_root() { r } else { Ok(()) };
+            agree(comm, r).err().unwrap_or(e).context("run stopped")
+        }
     }
-    .context("run stopped")
 }
 
 /// Used by `pycno run` to say where things went.

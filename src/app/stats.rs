@@ -1,5 +1,6 @@
 //! Run statistics: printed at the end of a run and written as `stats.json` beside the output.
 
+use crate::comm::halo::{ExchangeMode, PhaseTimes};
 use serde::Serialize;
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -27,6 +28,14 @@ pub struct RunStats {
     pub precision: String,
     pub threads: usize,
     pub ranks: usize,
+    /// The exchange loop of a multi-rank run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<ExchangeMode>,
+    /// Seconds per phase of the step loop, the mean over ranks.
+    pub phases: PhaseTimes,
+    /// The same per rank (multi-rank runs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases_per_rank: Vec<PhaseTimes>,
     pub outputs: usize,
     /// Per-kernel times (GPU, with `bench --profile`).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -1,9 +1,12 @@
-//! The time series of a run: one `.vtu` per output time, tied together by a `.pvd`
-//! collection that is rewritten (atomically) after every frame, so a run killed mid-way
-//! still leaves a series ParaView opens.
+//! The time series of a run: per output time one `.vtu` (one rank) or one `.vtu` piece per
+//! rank tied together by a `.pvtu` (several ranks), and a `.pvd` collection of the times that
+//! is rewritten (atomically) after every frame, so a run killed mid-way still leaves a series
+//! ParaView opens. With several ranks, rank 0 writes the `.pvtu` and the `.pvd` only once
+//! every rank has written its piece.
 
 use super::pvd::PvdCollection;
-use super::vtk::{write_vtu, CellField, FieldData};
+use super::vtk::{write_pvtu, write_vtu, CellField, FieldData};
+use crate::comm::{agree, Comm};
 use crate::mesh::Mesh;
 use crate::solver::CellState;
 use anyhow::Result;
@@ -39,6 +42,14 @@ impl Frame {
     }
 }
 
+/// This rank's cells as the series writes them: their mesh, depth, global ids and owner.
+pub struct Piece<'a> {
+    pub mesh: &'a Mesh,
+    pub depth: &'a [f64],
+    pub cell_id: &'a [i64],
+    pub rank: &'a [i32],
+}
+
 impl Series {
     pub fn new(dir: &Path, name: &str) -> Series {
         Series { dir: dir.to_path_buf(), name: name.to_string(), pvd: PvdCollection::new() }
@@ -48,19 +59,9 @@ impl Series {
         self.dir.join(format!("{}.pvd", self.name))
     }
 
-    /// Write frame `index` at `time`: the `.vtu` of the owned cells, then the `.pvd`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn write(
-        &mut self,
-        index: usize,
-        time: f64,
-        mesh: &Mesh,
-        state: &[CellState],
-        depth: &[f64],
-        cell_id: &[i64],
-    ) -> Result<()> {
-        let f = Frame::new(state, depth);
-        let file = format!("{}_{index:05}.vtu", self.name);
+    /// Write frame `index` at `time` (collective when several ranks run).
+    pub fn write(&mut self, comm: &dyn Comm, index: usize, time: f64, piece: &Piece, state: &[CellState]) -> Result<()> {
+        let f = Frame::new(state, piece.depth);
         let fields = [
             CellField { name: "h1", data: FieldData::F64(&f.h1) },
             CellField { name: "h2", data: FieldData::F64(&f.h2) },
@@ -68,11 +69,27 @@ impl Series {
             CellField { name: "velocity2", data: FieldData::Vec2F64(&f.velocity2) },
             CellField { name: "interface_elevation", data: FieldData::F64(&f.interface) },
             CellField { name: "free_surface_elevation", data: FieldData::F64(&f.surface) },
-            CellField { name: "bathymetry", data: FieldData::F64(depth) },
-            CellField { name: "cell_id", data: FieldData::I64(cell_id) },
+            CellField { name: "bathymetry", data: FieldData::F64(piece.depth) },
+            CellField { name: "cell_id", data: FieldData::I64(piece.cell_id) },
+            CellField { name: "rank", data: FieldData::I32(piece.rank) },
         ];
-        write_vtu(&self.dir.join(&file), &mesh.vertices, &mesh.triangles, &fields)?;
+        let (mesh, ranks) = (piece.mesh, comm.size());
+        let file = if ranks == 1 {
+            let file = format!("{}_{index:05}.vtu", self.name);
+            write_vtu(&self.dir.join(&file), &mesh.vertices, &mesh.triangles, &fields)?;
+            file
+        } else {
+            let part = |r: usize| format!("{}_{index:05}_p{r:05}.vtu", self.name);
+            let mine = write_vtu(&self.dir.join(part(comm.rank())), &mesh.vertices, &mesh.triangles, &fields);
+            agree(comm, mine)?;
+            let file = format!("{}_{index:05}.pvtu", self.name);
+            let pieces: Vec<String> = (0..ranks).map(part).collect();
+            let index = if comm.is_root() { write_pvtu(&self.dir.join(&file), &pieces, &fields) } else { Ok(()) };
+            agree(comm, index)?;
+            file
+        };
         self.pvd.push(time, &file);
-        self.pvd.write(&self.pvd_path())
+        let pvd = if comm.is_root() { self.pvd.write(&self.pvd_path()) } else { Ok(()) };
+        agree(comm, pvd)
     }
 }

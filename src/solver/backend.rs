@@ -13,7 +13,7 @@ pub enum Health {
     Bad,
 }
 
-pub trait Backend {
+pub trait Backend: Send {
     /// "cpu (f32, 2 threads)", "cuda (f32, NVIDIA H200)", ...
     fn describe(&self) -> String;
     fn name(&self) -> &'static str;
@@ -32,6 +32,18 @@ pub trait Backend {
     fn state(&mut self) -> Result<Vec<CellState>>;
     fn num_edges(&self) -> usize;
     fn num_local_edges(&self) -> usize;
+    /// Bytes of one cell's `v1` (or `v2`) record: four floats.
+    fn cell_bytes(&self) -> usize;
+    /// Copy `v1` and `v2` of the local cells `cells` to the host (`cells.len() * cell_bytes()`
+    /// bytes each): the send block of the halo exchange.
+    fn download_cells(&mut self, cells: Range<usize>, v1: &mut [u8], v2: &mut [u8]) -> Result<()>;
+    /// Overwrite `v1` and `v2` of the receive block (cells `n_owned..`) from the host.
+    fn upload_receive_block(&mut self, v1: &[u8], v2: &[u8]) -> Result<()>;
+    /// Whether `process_edges` only queues the work (a GPU): the exchange then waits on MPI
+    /// while the device computes, instead of polling MPI between chunks of edges.
+    fn edges_async(&self) -> bool {
+        false
+    }
     /// Start timing each kernel (GPU backends; a no-op elsewhere).
     fn enable_kernel_timing(&mut self) {}
     /// Seconds spent in each kernel since timing was enabled: (name, seconds, launches).

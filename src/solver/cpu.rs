@@ -180,4 +180,32 @@ impl<T: Real> Backend for CpuBackend<T> {
     fn num_local_edges(&self) -> usize {
         self.lay.n_local_edges
     }
+    fn cell_bytes(&self) -> usize {
+        std::mem::size_of::<[T; 4]>()
+    }
+    fn download_cells(&mut self, cells: Range<usize>, v1: &mut [u8], v2: &mut [u8]) -> Result<()> {
+        v1.copy_from_slice(records_as_bytes(&self.lay.v1[cells.clone()]));
+        v2.copy_from_slice(records_as_bytes(&self.lay.v2[cells]));
+        Ok(())
+    }
+    fn upload_receive_block(&mut self, v1: &[u8], v2: &[u8]) -> Result<()> {
+        let n = self.lay.n_owned;
+        copy_into_records(&mut self.lay.v1[n..], v1)?;
+        copy_into_records(&mut self.lay.v2[n..], v2)
+    }
+}
+
+fn records_as_bytes<T: Real>(r: &[[T; 4]]) -> &[u8] {
+    // SAFETY: floats have no padding; any initialized memory is valid as bytes.
+    unsafe { std::slice::from_raw_parts(r.as_ptr() as *const u8, std::mem::size_of_val(r)) }
+}
+
+fn copy_into_records<T: Real>(r: &mut [[T; 4]], bytes: &[u8]) -> Result<()> {
+    if bytes.len() != std::mem::size_of_val(r) {
+        bail!("receive block of {} bytes for {} cells", bytes.len(), r.len());
+    }
+    // SAFETY: same size; every bit pattern is a valid f32/f64.
+    let dst = unsafe { std::slice::from_raw_parts_mut(r.as_mut_ptr() as *mut u8, bytes.len()) };
+    dst.copy_from_slice(bytes);
+    Ok(())
 }

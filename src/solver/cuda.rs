@@ -67,6 +67,11 @@ pub fn probe() -> Result<String> {
     found.unwrap_or_else(|_| Err(anyhow!("the CUDA libraries failed to load")))
 }
 
+/// Number of CUDA devices (after a successful [`probe`]).
+pub fn device_count() -> Result<usize> {
+    Ok(CudaContext::device_count().map_err(|e| anyhow!("cannot query CUDA devices: {e}"))? as usize)
+}
+
 /// PTX of both precisions' kernels for one architecture, compiled once per process.
 fn ptx(arch: &str) -> Result<String> {
     static PTX: OnceLock<std::result::Result<(String, String), String>> = OnceLock::new();
@@ -380,4 +385,46 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
     fn num_local_edges(&self) -> usize {
         self.n_local_edges
     }
+    fn cell_bytes(&self) -> usize {
+        4 * std::mem::size_of::<T>()
+    }
+    fn download_cells(&mut self, cells: Range<usize>, v1: &mut [u8], v2: &mut [u8]) -> Result<()> {
+        let words = 4 * cells.start..4 * cells.end;
+        self.stream.memcpy_dtoh(&self.v1.slice(words.clone()), host_floats::<T>(v1)?).context("copying the send block to the host")?;
+        self.stream.memcpy_dtoh(&self.v2.slice(words), host_floats::<T>(v2)?).context("copying the send block to the host")?;
+        self.stream.synchronize().context("copying the send block to the host")?;
+        Ok(())
+    }
+    fn upload_receive_block(&mut self, v1: &[u8], v2: &[u8]) -> Result<()> {
+        let words = 4 * self.n_owned..4 * self.n_cells;
+        let (a, b) = (host_floats_ref::<T>(v1)?, host_floats_ref::<T>(v2)?);
+        if a.len() != words.len() || b.len() != words.len() {
+            bail!("receive block of {} floats for {} cells", a.len(), self.n_cells - self.n_owned);
+        }
+        self.stream.memcpy_htod(a, &mut self.v1.slice_mut(words.clone())).context("copying the receive block to the GPU")?;
+        self.stream.memcpy_htod(b, &mut self.v2.slice_mut(words)).context("copying the receive block to the GPU")?;
+        Ok(())
+    }
+    fn edges_async(&self) -> bool {
+        true
+    }
+}
+
+/// Host bytes of the halo buffers as floats; they are allocated as u64 words (comm::halo),
+/// so the alignment holds.
+fn host_floats<T: CudaReal>(b: &mut [u8]) -> Result<&mut [T]> {
+    // SAFETY: every bit pattern is a valid f32/f64; align_to_mut checks the alignment.
+    let (pre, mid, post) = unsafe { b.align_to_mut::<T>() };
+    if !pre.is_empty() || !post.is_empty() {
+        bail!("halo buffer not aligned for {}", T::NAME);
+    }
+    Ok(mid)
+}
+fn host_floats_ref<T: CudaReal>(b: &[u8]) -> Result<&[T]> {
+    // SAFETY: as host_floats.
+    let (pre, mid, post) = unsafe { b.align_to::<T>() };
+    if !pre.is_empty() || !post.is_empty() {
+        bail!("halo buffer not aligned for {}", T::NAME);
+    }
+    Ok(mid)
 }

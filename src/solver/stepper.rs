@@ -2,6 +2,7 @@
 //! with the step clipped so that output times and the end time are hit exactly.
 
 use super::backend::{Backend, Health};
+use crate::comm::halo::{AllEdges, EdgePass, PhaseTimes};
 use crate::comm::Comm;
 use anyhow::{bail, Result};
 use std::time::Instant;
@@ -14,6 +15,7 @@ pub struct LoopStats {
     pub time: f64,
     /// Seconds spent stepping, output excluded.
     pub stepping_seconds: f64,
+    pub phases: PhaseTimes,
 }
 
 pub enum Event {
@@ -47,14 +49,25 @@ pub struct Schedule<'a> {
     pub max_steps: Option<u64>,
 }
 
-pub fn step_loop<B: Backend + ?Sized>(
-    b: &mut B,
+/// The loop on one rank holding the whole mesh.
+pub fn step_loop(
+    b: &mut dyn Backend,
     comm: &dyn Comm,
     plan: &Schedule,
-    on_event: &mut dyn FnMut(&mut B, Event) -> Result<()>,
+    on_event: &mut dyn FnMut(&mut dyn Backend, Event) -> Result<()>,
+) -> Result<LoopStats> {
+    step_loop_with(b, comm, &mut AllEdges, plan, on_event)
+}
+
+/// The loop with the edge pass of `edges` (with or without a halo exchange).
+pub fn step_loop_with(
+    b: &mut dyn Backend,
+    comm: &dyn Comm,
+    edges: &mut dyn EdgePass,
+    plan: &Schedule,
+    on_event: &mut dyn FnMut(&mut dyn Backend, Event) -> Result<()>,
 ) -> Result<LoopStats> {
     let mut st = LoopStats { dt_min: f64::INFINITY, dt_max: 0.0, time: plan.t_start, ..Default::default() };
-    let ne = b.num_edges();
     let mut next_out = 0usize;
     let mut t = plan.t_start;
     while t < plan.t_end {
@@ -63,10 +76,14 @@ pub fn step_loop<B: Backend + ?Sized>(
         }
         let target = plan.outputs.get(next_out).copied().unwrap_or(plan.t_end).min(plan.t_end);
         let clock = Instant::now();
-        b.process_edges(0..ne)?;
+        edges.edge_pass(b, &mut st.phases)?;
+        let phase = Instant::now();
         let (dt_local, health) = b.local_dt(plan.gamma)?;
+        st.phases.dt += phase.elapsed().as_secs_f64();
+        let phase = Instant::now();
         // An unphysical cell on any rank turns the global minimum negative: all ranks stop.
         let dt_cfl = comm.min_f64(if health == Health::Bad { -1.0 } else { dt_local });
+        st.phases.allreduce += phase.elapsed().as_secs_f64();
         if dt_cfl < 0.0 {
             bail!(BlowUp { step: st.steps, time: t });
         }
@@ -75,7 +92,9 @@ pub fn step_loop<B: Backend + ?Sized>(
         }
         let remaining = target - t;
         let (dt, hits) = if dt_cfl >= remaining { (remaining, true) } else { (dt_cfl, false) };
+        let phase = Instant::now();
         b.update(dt)?;
+        st.phases.update += phase.elapsed().as_secs_f64();
         st.stepping_seconds += clock.elapsed().as_secs_f64();
         st.steps += 1;
         t = if hits { target } else { t + dt };

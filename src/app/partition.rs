@@ -1,0 +1,251 @@
+//! `pycno partition`: partition a mesh for a multi-rank run and write the partition
+//! directory (manifest, one file per rank, a VTK view), or check one (`--check`).
+
+use super::run::{load_scenario, RunOptions, DEFAULT_CELLS};
+use super::{prepare_mesh, scenario_mesh, PreparedMesh};
+use crate::mesh::io;
+use crate::partition::files::{self, Manifest, Timings};
+use crate::partition::stats::Stats;
+use crate::partition::{self, metis, verify::verify, view, Partitioned, Submesh};
+use anyhow::{bail, Context, Result};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct PartitionArgs {
+    /// Scenario file (.json) or mesh file (.msh, .node/.ele, .pmsh); none: the paper's
+    /// benchmark domain, as `pycno run`.
+    pub input: Option<PathBuf>,
+    /// Number of ranks (parts): at least 1, at most the number of cells.
+    #[arg(long, required_unless_present = "check")]
+    pub ranks: Option<usize>,
+    /// Partition directory to write (created if missing; an earlier partition there is
+    /// replaced).
+    #[arg(long, required_unless_present = "check", conflicts_with = "check")]
+    pub out: Option<PathBuf>,
+    /// Target number of triangles (scenarios that triangulate a domain).
+    #[arg(long)]
+    pub cells: Option<u64>,
+    /// Check the partition directory DIR against the mesh instead of writing one: every
+    /// file's checksum, version, mesh and rank count, and the blocks' consistency.
+    #[arg(long, value_name = "DIR")]
+    pub check: Option<PathBuf>,
+    /// Take the cell -> rank map from FILE instead of METIS: one rank per cell in global cell
+    /// order (the order of `pycno mesh --out`), whitespace-separated, as gpmetis and Chaco
+    /// write it.
+    #[arg(long, value_name = "FILE", conflicts_with = "check")]
+    pub owners: Option<PathBuf>,
+    /// Write no partition.vtu (it is about 65 bytes per cell).
+    #[arg(long)]
+    pub no_vtk: bool,
+}
+
+/// The mesh named on the command line, prepared, and a description of where it came from.
+pub fn input_mesh(input: Option<&Path>, cells: Option<u64>) -> Result<(PreparedMesh, String)> {
+    match input {
+        Some(p) if p.extension().is_some_and(|e| e == "json") => {
+            let opts = RunOptions {
+                scenario: Some(p.to_path_buf()),
+                cells,
+                ..Default::default()
+            };
+            Ok((
+                scenario_mesh(&load_scenario(&opts)?)?,
+                p.display().to_string(),
+            ))
+        }
+        Some(p) => {
+            if cells.is_some() {
+                bail!(
+                    "--cells applies to scenarios that triangulate a domain; {} is a mesh file",
+                    p.display()
+                );
+            }
+            Ok((
+                prepare_mesh(io::read_mesh(p)?, &p.display().to_string())?,
+                p.display().to_string(),
+            ))
+        }
+        None => {
+            let opts = RunOptions {
+                cells,
+                ..Default::default()
+            };
+            let pm = scenario_mesh(&load_scenario(&opts)?)?;
+            Ok((
+                pm,
+                format!(
+                    "paper benchmark ({} cells requested)",
+                    cells.unwrap_or(DEFAULT_CELLS)
+                ),
+            ))
+        }
+    }
+}
+
+/// Partition `pm` into `ranks` and write the directory `out`: rank files, `partition.vtu`,
+/// then the manifest (last, so its presence means the directory is complete).
+/// `started` is when the command began, for the manifest's `seconds`.
+pub fn write_partition(
+    pm: &PreparedMesh,
+    source: &str,
+    ranks: usize,
+    out: &Path,
+    vtk: bool,
+    started: Instant,
+    owners: Option<&Path>,
+) -> Result<(Manifest, Partitioned)> {
+    check_ranks(ranks, pm.topo.num_cells())?;
+    let fingerprint = files::mesh_fingerprint(&pm.mesh);
+    let owner = owners.map(|f| partition::owners::read_owners(f, pm.topo.num_cells(), ranks)).transpose()?;
+    let method = match owners {
+        Some(f) => format!("cell owners from {}", f.display()),
+        None => "METIS k-way on the dual graph".into(),
+    };
+    let part = partition::partition_with(&pm.topo, owner, ranks, fingerprint)?;
+    let clock = Instant::now();
+    files::begin_write(out)?;
+    let sizes: Vec<u64> = part
+        .submeshes
+        .par_iter()
+        .map(|s| files::write_rank(out, s))
+        .collect::<Result<_>>()?;
+    files::remove_stale(out, ranks as u32)?;
+    let vtu = out.join(view::FILE);
+    if vtk {
+        view::write_partition_vtu(&vtu, &pm.mesh, &part.submeshes)?;
+    } else if vtu.exists() {
+        // A view of an earlier partition would now be wrong.
+        std::fs::remove_file(&vtu)
+            .with_context(|| format!("cannot remove the stale {}", vtu.display()))?;
+    }
+    let mut stats = Stats::compute(&pm.topo, &part.owner, &part.submeshes);
+    if stats.empty_ranks > 0 {
+        log::warn!(
+            "METIS left {} of {ranks} ranks without cells: too many ranks for {} cells",
+            stats.empty_ranks,
+            pm.topo.num_cells()
+        );
+    }
+    for (r, bytes) in stats.per_rank.iter_mut().zip(sizes) {
+        r.file_bytes = bytes;
+    }
+    let manifest = Manifest {
+        format: files::FORMAT_NAME.into(),
+        format_version: files::FORMAT_VERSION,
+        mesh_fingerprint: files::fingerprint_hex(fingerprint),
+        source: source.into(),
+        method,
+        metis_seed: metis::SEED.into(),
+        seconds: started.elapsed().as_secs_f64(),
+        timings: Timings {
+            mesh: pm.seconds,
+            metis: part.metis_seconds,
+            submeshes: part.submesh_seconds,
+            write: clock.elapsed().as_secs_f64(),
+        },
+        stats,
+    };
+    files::write_manifest(out, &manifest)?;
+    Ok((manifest, part))
+}
+
+fn check_ranks(ranks: usize, cells: usize) -> Result<()> {
+    if ranks == 0 {
+        bail!("--ranks: expected at least 1 rank, found 0");
+    }
+    if ranks > cells {
+        bail!(
+            "--ranks {ranks}: the mesh has only {cells} cells, and every rank needs at least one"
+        );
+    }
+    if u32::try_from(ranks).is_err() {
+        bail!("--ranks {ranks}: too many ranks");
+    }
+    Ok(())
+}
+
+/// Read the partition in `dir` back (every file) and check it against `pm`.
+pub fn check_partition(dir: &Path, pm: &PreparedMesh) -> Result<(Manifest, Vec<Submesh>)> {
+    let m = files::read_manifest(dir)?;
+    let fingerprint = files::mesh_fingerprint(&pm.mesh);
+    let made_for = files::manifest_fingerprint(&m)?;
+    if made_for != fingerprint {
+        bail!(
+            "{}: a partition of another mesh (fingerprint {}, {} cells; this mesh: {}, {} cells)",
+            dir.display(),
+            m.mesh_fingerprint,
+            m.stats.cells,
+            files::fingerprint_hex(fingerprint),
+            pm.topo.num_cells()
+        );
+    }
+    let ranks = u32::try_from(m.stats.ranks).context("rank count out of range in the manifest")?;
+    let subs: Vec<Submesh> = (0..ranks)
+        .into_par_iter()
+        .map(|r| files::read_rank(dir, r, fingerprint, ranks))
+        .collect::<Result<_>>()?;
+    verify(&pm.topo, &subs)
+        .with_context(|| format!("{}: inconsistent partition", dir.display()))?;
+    Ok((m, subs))
+}
+
+/// The command: partition (`--ranks`, `--out`) or check (`--check`).
+pub fn command(args: &PartitionArgs) -> Result<()> {
+    let started = Instant::now();
+    if args.ranks == Some(0) {
+        check_ranks(0, 0)?;
+    }
+    let (pm, source) = input_mesh(args.input.as_deref(), args.cells)?;
+    println!(
+        "mesh: {source}: {} cells, {} edges ({:.2} s)",
+        pm.topo.num_cells(),
+        pm.topo.num_edges(),
+        pm.seconds
+    );
+    if let Some(dir) = &args.check {
+        let (m, _) = check_partition(dir, &pm)?;
+        if let Some(r) = args.ranks.filter(|&r| r != m.stats.ranks) {
+            bail!(
+                "--ranks {r}, but {} holds a partition into {} ranks",
+                dir.display(),
+                m.stats.ranks
+            );
+        }
+        println!(
+            "partition {} ok: {} ranks, every file checked against this mesh",
+            dir.display(),
+            m.stats.ranks
+        );
+        print!("{}", m.stats.summary());
+        return Ok(());
+    }
+    let (Some(ranks), Some(out)) = (args.ranks, args.out.as_deref()) else {
+        bail!("give --ranks N and --out DIR (or --check DIR)");
+    };
+    let (m, _) = write_partition(&pm, &source, ranks, out, !args.no_vtk, started, args.owners.as_deref())?;
+    let t = &m.timings;
+    println!(
+        "partitioned into {ranks} ranks in {:.2} s (METIS {:.2} s, submeshes {:.2} s, writing {:.2} s; {:.2} s in all)",
+        t.metis + t.submeshes + t.write,
+        t.metis,
+        t.submeshes,
+        t.write,
+        m.seconds
+    );
+    print!("{}", m.stats.summary());
+    println!(
+        "wrote {} ({} rank files, {} bytes; {}{})",
+        out.display(),
+        ranks,
+        m.stats.per_rank.iter().map(|r| r.file_bytes).sum::<u64>(),
+        files::MANIFEST,
+        if args.no_vtk {
+            String::new()
+        } else {
+            format!("; {} for ParaView", view::FILE)
+        }
+    );
+    Ok(())
+}

@@ -1,0 +1,286 @@
+//! The edge pass of one step with the exchange of communication cells (seed 001, section 6.3).
+//!
+//! - Overlapped (Algorithm 2): post the receives, copy the send block to the host, post one
+//!   send per neighbour and layer (a slice of the send block; a gather only for destinations
+//!   the partition reported as fallbacks), process the non-communication edges while the
+//!   messages travel, wait, copy the receive block to the backend, process the communication
+//!   edges.
+//! - Blocking (Algorithm 1, the baseline): the whole exchange first, then every edge.
+//!
+//! On a CPU backend the edge pass blocks, so it runs in chunks with an `MPI_Testall` between
+//! them: Open MPI progresses large (rendezvous) messages only inside MPI calls. A GPU
+//! backend queues its kernel and returns, and the host waits on MPI while the device works.
+
+use super::mpi::MpiComm;
+use crate::partition::Submesh;
+use crate::solver::Backend;
+use anyhow::Result;
+use clap::ValueEnum;
+use mpi::traits::*;
+use serde::Serialize;
+use std::ops::Range;
+use std::time::Instant;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExchangeMode {
+    /// Seed 001 Algorithm 2: non-communication edges while the messages travel.
+    Overlap,
+    /// Seed 001 Algorithm 1: exchange first, then all edges.
+    Blocking,
+}
+
+/// Seconds per phase of the step loop, summed over the steps (the paper's Table 3 splits).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PhaseTimes {
+    /// Send block to the host, and gathers for fallback destinations.
+    pub pack: f64,
+    /// Posting the messages and waiting for them, beyond what overlapped with edges.
+    pub exchange: f64,
+    /// Receive block from the host to the backend.
+    pub unpack: f64,
+    /// Non-communication edges (all edges on one rank or in the blocking loop).
+    pub edges_interior: f64,
+    pub edges_communication: f64,
+    /// Per-cell time step and the local minimum.
+    pub dt: f64,
+    /// The global minimum (MPI_Allreduce).
+    pub allreduce: f64,
+    pub update: f64,
+}
+
+impl PhaseTimes {
+    pub const NAMES: [&'static str; 8] =
+        ["pack", "exchange", "unpack", "edges_interior", "edges_communication", "dt", "allreduce", "update"];
+    pub fn to_array(&self) -> [f64; 8] {
+        [
+            self.pack,
+            self.exchange,
+            self.unpack,
+            self.edges_interior,
+            self.edges_communication,
+            self.dt,
+            self.allreduce,
+            self.update,
+        ]
+    }
+    pub fn from_slice(x: &[f64]) -> PhaseTimes {
+        PhaseTimes {
+            pack: x[0],
+            exchange: x[1],
+            unpack: x[2],
+            edges_interior: x[3],
+            edges_communication: x[4],
+            dt: x[5],
+            allreduce: x[6],
+            update: x[7],
+        }
+    }
+}
+
+/// How a step's edge pass fills the accumulators: all edges at once on one rank, or with the
+/// halo exchange.
+pub trait EdgePass {
+    fn edge_pass(&mut self, b: &mut dyn Backend, t: &mut PhaseTimes) -> Result<()>;
+}
+
+/// One rank holds the whole mesh: nothing to exchange.
+pub struct AllEdges;
+
+impl EdgePass for AllEdges {
+    fn edge_pass(&mut self, b: &mut dyn Backend, t: &mut PhaseTimes) -> Result<()> {
+        let clock = Instant::now();
+        b.process_edges(0..b.num_edges())?;
+        t.edges_interior += clock.elapsed().as_secs_f64();
+        Ok(())
+    }
+}
+
+const TAG_LAYER1: i32 = 101;
+const TAG_LAYER2: i32 = 102;
+/// Edges per chunk of a blocking (CPU) edge pass between two polls of MPI.
+const POLL_CHUNK: usize = 32 * 1024;
+
+/// Who gets what, in local cell indices.
+#[derive(Clone, Debug)]
+pub struct HaloPlan {
+    pub send_block: Range<usize>,
+    pub receive_block: Range<usize>,
+    /// Per destination: its rank and the runs of local cells it gets, in order.
+    pub sends: Vec<(i32, Vec<Range<usize>>)>,
+    /// Per source: its rank and the local cells (in the receive block) it fills.
+    pub recvs: Vec<(i32, Range<usize>)>,
+}
+
+impl HaloPlan {
+    pub fn from_submesh(s: &Submesh) -> HaloPlan {
+        HaloPlan {
+            send_block: s.send_block(),
+            receive_block: s.receive_block(),
+            sends: s.sends.iter().map(|d| (d.rank as i32, d.runs.iter().map(|r| r.range()).collect())).collect(),
+            recvs: s.recvs.iter().map(|r| (r.rank as i32, r.range())).collect(),
+        }
+    }
+}
+
+/// Host buffers are u64 words so that every cell record (16 or 32 bytes) is aligned for the
+/// float type it holds.
+fn words(bytes: usize) -> Vec<u64> {
+    vec![0u64; bytes.div_ceil(8)]
+}
+fn as_bytes(w: &[u64], len: usize) -> &[u8] {
+    // SAFETY: u64 -> u8 reinterpretation of initialized memory; len <= 8 * w.len().
+    unsafe { std::slice::from_raw_parts(w.as_ptr() as *const u8, len) }
+}
+fn as_bytes_mut(w: &mut [u64], len: usize) -> &mut [u8] {
+    assert!(len <= 8 * w.len());
+    // SAFETY: as above, exclusive borrow.
+    unsafe { std::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut u8, len) }
+}
+
+pub struct MpiHalo<'c> {
+    comm: &'c MpiComm,
+    mode: ExchangeMode,
+    plan: HaloPlan,
+    cell_bytes: usize,
+    /// Layer 1 (`v1`) and layer 2 (`v2`) records of the send block, of the receive block.
+    send: [Vec<u64>; 2],
+    recv: [Vec<u64>; 2],
+    /// Per destination that is not one contiguous run: its cells gathered, per layer.
+    gathered: Vec<Option<[Vec<u64>; 2]>>,
+}
+
+impl<'c> MpiHalo<'c> {
+    pub fn new(comm: &'c MpiComm, mode: ExchangeMode, plan: HaloPlan, cell_bytes: usize) -> MpiHalo<'c> {
+        let ns = plan.send_block.len() * cell_bytes;
+        let nr = plan.receive_block.len() * cell_bytes;
+        let gathered = plan
+            .sends
+            .iter()
+            .map(|(_, runs)| {
+                (runs.len() != 1).then(|| {
+                    let n: usize = runs.iter().map(|r| r.len()).sum();
+                    [words(n * cell_bytes), words(n * cell_bytes)]
+                })
+            })
+            .collect();
+        MpiHalo {
+            comm,
+            mode,
+            plan,
+            cell_bytes,
+            send: [words(ns), words(ns)],
+            recv: [words(nr), words(nr)],
+            gathered,
+        }
+    }
+
+    /// Copy the send block to the host and gather for fallback destinations.
+    fn pack(&mut self, b: &mut dyn Backend) -> Result<()> {
+        let cb = self.cell_bytes;
+        let sb = self.plan.send_block.clone();
+        let n = sb.len() * cb;
+        let [s1, s2] = &mut self.send;
+        b.download_cells(sb.clone(), as_bytes_mut(s1, n), as_bytes_mut(s2, n))?;
+        for ((_, runs), g) in self.plan.sends.iter().zip(&mut self.gathered) {
+            let Some(g) = g else { continue };
+            for (layer, buf) in g.iter_mut().enumerate() {
+                let src = as_bytes(&self.send[layer], n);
+                let mut at = 0;
+                let len = 8 * buf.len();
+                let dst = as_bytes_mut(buf, len);
+                for r in runs {
+                    let bytes = (r.start - sb.start) * cb..(r.end - sb.start) * cb;
+                    dst[at..at + bytes.len()].copy_from_slice(&src[bytes.clone()]);
+                    at += bytes.len();
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl EdgePass for MpiHalo<'_> {
+    fn edge_pass(&mut self, b: &mut dyn Backend, t: &mut PhaseTimes) -> Result<()> {
+        let clock = Instant::now();
+        self.pack(b)?;
+        t.pack += clock.elapsed().as_secs_f64();
+
+        let overlap = self.mode == ExchangeMode::Overlap;
+        let (nl, ne) = (b.num_local_edges(), b.num_edges());
+        let cb = self.cell_bytes;
+        let world = self.comm.world();
+        let MpiHalo { plan, send, recv, gathered, .. } = self;
+        let (sb, rb) = (plan.send_block.clone(), plan.receive_block.clone());
+        let mut interior: Result<f64> = Ok(0.0);
+        let clock = Instant::now();
+        mpi::request::multiple_scope(4 * (plan.sends.len() + plan.recvs.len()), |scope, coll| {
+            let [r1, r2] = recv;
+            let (mut r1, mut r2) = (as_bytes_mut(r1, rb.len() * cb), as_bytes_mut(r2, rb.len() * cb));
+            for (rank, cells) in &plan.recvs {
+                let n = cells.len() * cb;
+                let (a, rest) = std::mem::take(&mut r1).split_at_mut(n);
+                r1 = rest;
+                let (c, rest) = std::mem::take(&mut r2).split_at_mut(n);
+                r2 = rest;
+                let from = world.process_at_rank(*rank);
+                coll.add(from.immediate_receive_into_with_tag(scope, a, TAG_LAYER1));
+                coll.add(from.immediate_receive_into_with_tag(scope, c, TAG_LAYER2));
+            }
+            let n = sb.len() * cb;
+            let (s1, s2) = (as_bytes(&send[0], n), as_bytes(&send[1], n));
+            for ((rank, runs), g) in plan.sends.iter().zip(gathered.iter()) {
+                let (a, c): (&[u8], &[u8]) = match g {
+                    Some([g1, g2]) => (as_bytes(g1, 8 * g1.len()), as_bytes(g2, 8 * g2.len())),
+                    None => {
+                        let r = (runs[0].start - sb.start) * cb..(runs[0].end - sb.start) * cb;
+                        (&s1[r.clone()], &s2[r])
+                    }
+                };
+                let len = runs.iter().map(|r| r.len()).sum::<usize>() * cb;
+                let to = world.process_at_rank(*rank);
+                coll.add(to.immediate_send_with_tag(scope, &a[..len], TAG_LAYER1));
+                coll.add(to.immediate_send_with_tag(scope, &c[..len], TAG_LAYER2));
+            }
+            if overlap {
+                let start = Instant::now();
+                let mut done = Vec::new();
+                interior = if b.edges_async() {
+                    b.process_edges(0..nl)
+                } else {
+                    // Poll between chunks so that the messages move while the cores compute.
+                    let mut r = Ok(());
+                    for lo in (0..nl).step_by(POLL_CHUNK) {
+                        r = b.process_edges(lo..(lo + POLL_CHUNK).min(nl));
+                        if r.is_err() {
+                            break;
+                        }
+                        coll.test_all(&mut done);
+                    }
+                    r
+                }
+                .map(|_| start.elapsed().as_secs_f64());
+            }
+            let mut done = Vec::new();
+            coll.wait_all(&mut done);
+        });
+        let edges = interior?;
+        t.edges_interior += edges;
+        t.exchange += clock.elapsed().as_secs_f64() - edges;
+
+        let clock = Instant::now();
+        let n = rb.len() * cb;
+        b.upload_receive_block(as_bytes(&recv[0], n), as_bytes(&recv[1], n))?;
+        t.unpack += clock.elapsed().as_secs_f64();
+
+        let clock = Instant::now();
+        if overlap {
+            b.process_edges(nl..ne)?;
+            t.edges_communication += clock.elapsed().as_secs_f64();
+        } else {
+            b.process_edges(0..ne)?;
+            t.edges_interior += clock.elapsed().as_secs_f64();
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,228 @@
+//! Multi-rank runs under a real `mpirun` (Open MPI), against the one-rank run.
+//!
+//! - N ranks give the one-rank result bit for bit (N = 2, 3, 4, 7; both exchange loops), on
+//!   METIS partitions made on the fly and on partition directories whose cell owners force
+//!   the gather fallback; the comparison reads the `.pvtu` sets with the real VTK library.
+//! - Mass per layer is conserved across ranks.
+//! - A partition for another rank count, a missing rank file, a corrupted rank file and a
+//!   fault on one rank mid-run end every rank with a message and a non-zero exit, in
+//!   bounded time.
+//!
+//! Needs `mpirun` (Debian's openmpi-bin; `tools/setup.sh` installs it) and `python3` with
+//! `vtk`, `numpy` (the project's `.venv`, which `tools/test.sh` puts first on PATH).
+
+use pycno::app::scenario_mesh;
+use pycno::scenario::Scenario;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_pycno");
+/// No run here needs more than a few seconds; a hang fails the test at this bound.
+const LIMIT: Duration = Duration::from_secs(120);
+const CELLS: &str = "3000";
+
+/// Run a command to completion or kill it at `LIMIT` (a test failure: a hang).
+fn run_bounded(mut cmd: Command) -> (Output, Duration) {
+    let start = Instant::now();
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("cannot start the command");
+    // Drain the pipes on threads so that a chatty child never blocks on a full pipe.
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut so, &mut v).ok();
+        v
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut se, &mut v).ok();
+        v
+    });
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            break st;
+        }
+        if start.elapsed() > LIMIT {
+            child.kill().ok();
+            let _ = child.wait();
+            panic!("{cmd:?} did not finish within {LIMIT:?}: a hang");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = Output { status, stdout: out_t.join().unwrap(), stderr: err_t.join().unwrap() };
+    (out, start.elapsed())
+}
+
+fn mpirun(np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", &np.to_string(), BIN]).args(args);
+    cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    // One CPU thread per rank: the ranks share this machine's few cores.
+    cmd.env("RAYON_NUM_THREADS", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let (out, took) = run_bounded(cmd);
+    eprintln!("mpirun -np {np} pycno {}: {:?} in {:.1} s", args.join(" "), out.status.code(), took.as_secs_f64());
+    out
+}
+
+fn text(o: &Output) -> String {
+    format!("--- stdout ---\n{}--- stderr ---\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn ok(o: Output) -> Output {
+    assert!(o.status.success(), "expected success:\n{}", text(&o));
+    o
+}
+
+fn stats(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap()
+}
+
+fn run_args<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["run", "--cells", CELLS, "--t-end", "0.1", "--output-interval", "0.05", "--backend", "cpu", "-q", "--out", out];
+    v.extend_from_slice(extra);
+    v
+}
+
+/// Both series equal bit for bit, read back through VTK (`.pvtu` as one grid).
+fn assert_same_series(a: &Path, b: &Path) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/compare_runs.py");
+    let o = Command::new("python3")
+        .arg(script)
+        .arg(a.join("dambreak.pvd"))
+        .arg(b.join("dambreak.pvd"))
+        .output()
+        .expect("cannot run python3 (tools/test.sh puts the project's .venv with vtk first on PATH)");
+    assert!(o.status.success(), "{} and {} differ:\n{}", a.display(), b.display(), text(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.lines().count() >= 3, "expected three frames compared:\n{s}");
+    eprint!("{s}");
+}
+
+/// Owners that scatter stripes of cells over the ranks: the send blocks then need the pair
+/// chain and, for some destinations, the gather fallback.
+fn striped_owners(ranks: usize) -> String {
+    let pm = scenario_mesh(&Scenario::paper_benchmark(CELLS.parse().unwrap())).unwrap();
+    let mut s = String::new();
+    for p in &pm.topo.cell_centroid {
+        let r = ((((p[0] + 5.0) * 3.0) as i64 + ((p[1] + 5.0) * 2.0) as i64) % ranks as i64) as u32;
+        s.push_str(&format!("{r}\n"));
+    }
+    s
+}
+
+fn reference(tmp: &Path) -> PathBuf {
+    let one = tmp.join("one");
+    ok(mpirun(1, &run_args(one.to_str().unwrap(), &[]), &[]));
+    // The one-rank run under mpirun equals the plain run too.
+    let plain = tmp.join("plain");
+    let o = Command::new(BIN).args(run_args(plain.to_str().unwrap(), &[])).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_same_series(&plain, &one);
+    one
+}
+
+#[test]
+fn n_ranks_equal_one_rank_bit_for_bit_with_metis_partitions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = reference(tmp.path());
+    let s1 = stats(&one);
+    for np in [2usize, 3, 4, 7] {
+        for mode in ["overlap", "blocking"] {
+            let dir = tmp.path().join(format!("metis_{np}_{mode}"));
+            ok(mpirun(np, &run_args(dir.to_str().unwrap(), &["--exchange", mode]), &[]));
+            assert_same_series(&one, &dir);
+            let s = stats(&dir);
+            assert_eq!(s["ranks"], np);
+            assert_eq!(s["steps"], s1["steps"]);
+            assert_eq!(s["exchange"], mode);
+            assert_eq!(s["phases_per_rank"].as_array().unwrap().len(), np);
+            for layer in ["1", "2"] {
+                let (a, b) = (s[format!("mass_layer{layer}_start")].as_f64().unwrap(), s[format!("mass_layer{layer}_end")].as_f64().unwrap());
+                assert!(((b - a) / a).abs() < 1e-6, "{np} ranks: layer {layer} mass {a} -> {b}");
+                let one_end = s1[format!("mass_layer{layer}_end")].as_f64().unwrap();
+                assert!(((b - one_end) / one_end).abs() < 1e-12, "{np} ranks: layer {layer} mass {b} against {one_end} on one rank");
+            }
+        }
+    }
+}
+
+#[test]
+fn n_ranks_equal_one_rank_bit_for_bit_with_fallback_partitions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = reference(tmp.path());
+    let mut fallbacks = 0;
+    for np in [3usize, 4, 7] {
+        let owners = tmp.path().join(format!("owners_{np}.txt"));
+        std::fs::write(&owners, striped_owners(np)).unwrap();
+        let part = tmp.path().join(format!("part_{np}"));
+        let o = Command::new(BIN)
+            .args(["partition", "--cells", CELLS, "--ranks", &np.to_string(), "--owners"])
+            .arg(&owners)
+            .arg("--out")
+            .arg(&part)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        let m: Value = serde_json::from_str(&std::fs::read_to_string(part.join("manifest.json")).unwrap()).unwrap();
+        fallbacks += m["fallback_destinations"].as_u64().unwrap();
+        for mode in ["overlap", "blocking"] {
+            let dir = tmp.path().join(format!("striped_{np}_{mode}"));
+            let p = part.to_str().unwrap();
+            ok(mpirun(np, &run_args(dir.to_str().unwrap(), &["--exchange", mode, "--partition", p]), &[]));
+            assert_same_series(&one, &dir);
+        }
+    }
+    assert!(fallbacks > 0, "the striped partitions were meant to need gather fallbacks");
+}
+
+fn assert_fails_with(o: &Output, words: &[&str]) {
+    assert!(!o.status.success(), "expected a failure:\n{}", text(o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    for w in words {
+        assert!(err.contains(w), "stderr lacks {w:?}:\n{}", text(o));
+    }
+    assert!(!err.contains("panicked"), "a panic:\n{}", text(o));
+}
+
+#[test]
+fn failures_end_every_rank_with_a_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let part = tmp.path().join("part3");
+    let o = Command::new(BIN).args(["partition", "--cells", CELLS, "--ranks", "3", "--no-vtk", "--out"]).arg(&part).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let p = part.to_str().unwrap().to_string();
+    let out = tmp.path().join("out");
+    let out = out.to_str().unwrap();
+
+    // A partition for another rank count: every rank sees it; one message.
+    let o = mpirun(2, &run_args(out, &["--partition", &p]), &[]);
+    assert_fails_with(&o, &["made for 3 ranks", "this run has 2", "mpirun -np 3"]);
+    assert_eq!(String::from_utf8_lossy(&o.stderr).matches("error:").count(), 1, "one rank reports:\n{}", text(&o));
+
+    // A missing rank file: only rank 1 sees it, and says so.
+    let saved = std::fs::read(part.join("rank_00001.bin")).unwrap();
+    std::fs::remove_file(part.join("rank_00001.bin")).unwrap();
+    let o = mpirun(3, &run_args(out, &["--partition", &p]), &[]);
+    assert_fails_with(&o, &["rank 1 of 3", "rank_00001.bin"]);
+
+    // A corrupted rank file: its checksum.
+    let mut bad = saved.clone();
+    let k = bad.len() / 2;
+    bad[k] ^= 0x40;
+    std::fs::write(part.join("rank_00001.bin"), &bad).unwrap();
+    let o = mpirun(3, &run_args(out, &["--partition", &p]), &[]);
+    assert_fails_with(&o, &["rank 1 of 3", "checksum"]);
+    std::fs::write(part.join("rank_00001.bin"), &saved).unwrap();
+    ok(mpirun(3, &run_args(out, &["--partition", &p]), &[]));
+
+    // A failure on one rank alone, mid-run: that rank reports and the job is taken down.
+    for mode in ["overlap", "blocking"] {
+        let o = mpirun(3, &run_args(out, &["--partition", &p, "--exchange", mode]), &[("PYCNO_FAULT", "2:4")]);
+        assert_fails_with(&o, &["rank 2 of 3", "injected fault after step 4"]);
+    }
+}
