@@ -85,8 +85,11 @@ __device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4
 __device__ __forceinline__ bool finite_all(float a, float b, float c) { return isfinite(a) && isfinite(b) && isfinite(c); }
 __device__ __forceinline__ bool finite_all(double a, double b, double c) { return isfinite(a) && isfinite(b) && isfinite(c); }
 
+// Reads (v1, v2) and writes (o1, o2): the host swaps the two buffers after each update, so
+// the state before the last update stays available (the last good state of a blow-up).
 template <typename T>
-__device__ __forceinline__ void update_kernel(V4<T>* __restrict__ v1, V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc,
+__device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                              V4<T>* __restrict__ o1, V4<T>* __restrict__ o2, const V4<T>* __restrict__ acc,
                                               long long stride, int n, T dt, unsigned long long* __restrict__ scratch) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
@@ -102,8 +105,8 @@ __device__ __forceinline__ void update_kernel(V4<T>* __restrict__ v1, V4<T>* __r
     b.x = b.x - k * (t1.x + t3.x + t5.x);
     b.y = b.y - k * (t1.y + t3.y + t5.y);
     b.z = b.z - k * (t1.z + t3.z + t5.z);
-    v1[c] = a;
-    v2[c] = b;
+    o1[c] = a;
+    o2[c] = b;
     bool ok = a.x > T(0) && b.x > T(0) && finite_all(a.x, a.y, a.z) && finite_all(b.x, b.y, b.z);
     if (!ok) atomicOr(&scratch[1], 1ull);
 }
@@ -118,9 +121,10 @@ __device__ __forceinline__ void update_kernel(V4<T>* __restrict__ v1, V4<T>* __r
                                            T two_gamma, unsigned long long* scratch) {                        \
         dt_kernel<T>(v2, acc, stride, n, two_gamma, scratch);                                                  \
     }                                                                                                          \
-    extern "C" __global__ void update_##SUFFIX(V4<T>* v1, V4<T>* v2, const V4<T>* acc, long long stride,      \
-                                               int n, T dt, unsigned long long* scratch) {                    \
-        update_kernel<T>(v1, v2, acc, stride, n, dt, scratch);                                                 \
+    extern "C" __global__ void update_##SUFFIX(const V4<T>* v1, const V4<T>* v2, V4<T>* o1, V4<T>* o2,        \
+                                               const V4<T>* acc, long long stride, int n, T dt,               \
+                                               unsigned long long* scratch) {                                 \
+        update_kernel<T>(v1, v2, o1, o2, acc, stride, n, dt, scratch);                                         \
     }
 
 PYCNO_KERNELS(float, f32)

@@ -61,6 +61,23 @@ enum Command {
         /// non-communication edges (seed 001 Algorithm 2) or blocking (Algorithm 1).
         #[arg(long, value_enum, default_value = "overlap")]
         exchange: ExchangeMode,
+        /// Write a checkpoint every STEPS steps (each rank its cells; the newest
+        /// --checkpoint-keep complete ones are kept).
+        #[arg(long, value_name = "STEPS")]
+        checkpoint_every: Option<u64>,
+        /// Write a checkpoint every SECONDS of wall-clock time.
+        #[arg(long, value_name = "SECONDS")]
+        checkpoint_seconds: Option<f64>,
+        /// Checkpoint directory (default: OUT/checkpoints).
+        #[arg(long, value_name = "DIR")]
+        checkpoint_dir: Option<PathBuf>,
+        /// Complete checkpoints to keep.
+        #[arg(long, value_name = "K", default_value_t = 2)]
+        checkpoint_keep: usize,
+        /// Resume from a checkpoint: a checkpoint directory (step_*) or a directory of them
+        /// (the newest complete one). Works on any rank count and backend.
+        #[arg(long, value_name = "DIR")]
+        restart: Option<PathBuf>,
     },
     /// Make, check or convert a mesh: triangulate a scenario's domain or read a mesh file,
     /// check it, print its statistics and optionally write it (.msh, .node, .pmsh).
@@ -154,17 +171,19 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
         rayon::ThreadPoolBuilder::new().num_threads(n).build_global().context("cannot start the thread pool")?;
     }
     match cli.command {
-        Command::Run { scenario, cells, t_end, out, output_interval, precision, backend, max_steps, no_vtk, quiet, partition, exchange } => {
+        Command::Run {
+            scenario, cells, t_end, out, output_interval, precision, backend, max_steps, no_vtk, quiet, partition, exchange,
+            checkpoint_every, checkpoint_seconds, checkpoint_dir, checkpoint_keep, restart,
+        } => {
             let opts = RunOptions {
                 scenario, cells, t_end, out, output_interval, precision, backend, max_steps, no_vtk, quiet,
-                kernel_timing: false, partition, exchange,
+                kernel_timing: false, partition, exchange, checkpoint_every, checkpoint_seconds, checkpoint_dir, checkpoint_keep, restart,
             };
             let stats = run(&opts, comm)?;
-            let s = load_scenario(&opts)?;
             if !quiet && comm.is_root() {
                 println!("{}", stats.summary());
                 if !no_vtk {
-                    println!("output: {} (open in ParaView), stats: {}", describe_outputs(&s), s.output.dir.join("stats.json").display());
+                    println!("output: {} (open in ParaView), stats: {}", describe_outputs(&stats.output_dir, &stats.name), stats.output_dir.join("stats.json").display());
                 }
             }
         }

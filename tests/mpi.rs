@@ -139,6 +139,7 @@ fn n_ranks_equal_one_rank_bit_for_bit_with_metis_partitions() {
             let s = stats(&dir);
             assert_eq!(s["ranks"], np);
             assert_eq!(s["steps"], s1["steps"]);
+            assert_eq!(s["state_checksum"], s1["state_checksum"], "{np} ranks, {mode}");
             assert_eq!(s["exchange"], mode);
             assert_eq!(s["phases_per_rank"].as_array().unwrap().len(), np);
             for layer in ["1", "2"] {

@@ -38,8 +38,8 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Resul
         let mut runs = Vec::new();
         for _ in 0..opts.repeat.max(1) {
             let st = match opts.precision {
-                Precision::F32 => run_with::<f32>(&s, &pm, &depth, &state, &ro, choice, &Single, None)?,
-                Precision::F64 => run_with::<f64>(&s, &pm, &depth, &state, &ro, choice, &Single, None)?,
+                Precision::F32 => run_with::<f32>(&s, &pm, &depth, &state, &ro, choice, &Single, None, None)?,
+                Precision::F64 => run_with::<f64>(&s, &pm, &depth, &state, &ro, choice, &Single, None, None)?,
             };
             runs.push(st);
         }

@@ -28,6 +28,12 @@ pub struct RunStats {
     pub precision: String,
     pub threads: usize,
     pub ranks: usize,
+    /// Where the run wrote its output.
+    #[serde(skip)]
+    pub output_dir: std::path::PathBuf,
+    /// The checkpoint step this run resumed from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restarted_from: Option<u64>,
     /// The exchange loop of a multi-rank run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exchange: Option<ExchangeMode>,
@@ -37,6 +43,9 @@ pub struct RunStats {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub phases_per_rank: Vec<PhaseTimes>,
     pub outputs: usize,
+    /// Order-independent fingerprint of the final state (`run::state_checksum`): equal for
+    /// runs that agree bit for bit, whatever the rank count.
+    pub state_checksum: String,
     /// Per-kernel times (GPU, with `bench --profile`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kernels: Vec<KernelStat>,

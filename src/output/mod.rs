@@ -1,6 +1,8 @@
 //! Everything a run writes: VTK files for ParaView, run statistics, all written atomically.
 
 pub mod atomic;
+pub mod checkpoint;
+pub mod gauges;
 pub mod series;
 pub mod pvd;
 pub mod vtk;

@@ -22,6 +22,15 @@ impl PvdCollection {
         self.entries.push((time, file.to_owned()));
     }
 
+    /// A collection that goes on from earlier entries (a restarted run).
+    pub fn from_entries(entries: Vec<(f64, String)>) -> Self {
+        PvdCollection { entries }
+    }
+
+    pub fn entries(&self) -> &[(f64, String)] {
+        &self.entries
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }

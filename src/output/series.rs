@@ -55,14 +55,39 @@ impl Series {
         Series { dir: dir.to_path_buf(), name: name.to_string(), pvd: PvdCollection::new() }
     }
 
+    /// A series that goes on from the frames of an earlier (checkpointed) run.
+    pub fn resume(dir: &Path, name: &str, frames: Vec<(f64, String)>) -> Series {
+        Series { dir: dir.to_path_buf(), name: name.to_string(), pvd: PvdCollection::from_entries(frames) }
+    }
+
+    /// The frames written so far: (time, file).
+    pub fn frames(&self) -> &[(f64, String)] {
+        self.pvd.entries()
+    }
+
     pub fn pvd_path(&self) -> PathBuf {
         self.dir.join(format!("{}.pvd", self.name))
     }
 
     /// Write frame `index` at `time` (collective when several ranks run).
     pub fn write(&mut self, comm: &dyn Comm, index: usize, time: f64, piece: &Piece, state: &[CellState]) -> Result<()> {
+        let file = self.write_grid(comm, &format!("{index:05}"), piece, state, None)?;
+        self.pvd.push(time, &file);
+        let pvd = if comm.is_root() { self.pvd.write(&self.pvd_path()) } else { Ok(()) };
+        agree(comm, pvd)
+    }
+
+    /// A grid outside the time series, `<name>_<stem>.vtu` (or `.pvtu`), with one extra
+    /// integer cell array (e.g. the cells that blew up). Returns the path of the file to open.
+    pub fn write_snapshot(&self, comm: &dyn Comm, stem: &str, piece: &Piece, state: &[CellState], extra: (&str, &[i32])) -> Result<PathBuf> {
+        let file = self.write_grid(comm, stem, piece, state, Some(extra))?;
+        Ok(self.dir.join(file))
+    }
+
+    /// One grid: a `.vtu`, or with several ranks one piece per rank and a `.pvtu`.
+    fn write_grid(&self, comm: &dyn Comm, stem: &str, piece: &Piece, state: &[CellState], extra: Option<(&str, &[i32])>) -> Result<String> {
         let f = Frame::new(state, piece.depth);
-        let fields = [
+        let mut fields = vec![
             CellField { name: "h1", data: FieldData::F64(&f.h1) },
             CellField { name: "h2", data: FieldData::F64(&f.h2) },
             CellField { name: "velocity1", data: FieldData::Vec2F64(&f.velocity1) },
@@ -73,23 +98,23 @@ impl Series {
             CellField { name: "cell_id", data: FieldData::I64(piece.cell_id) },
             CellField { name: "rank", data: FieldData::I32(piece.rank) },
         ];
+        if let Some((name, data)) = extra {
+            fields.push(CellField { name, data: FieldData::I32(data) });
+        }
         let (mesh, ranks) = (piece.mesh, comm.size());
-        let file = if ranks == 1 {
-            let file = format!("{}_{index:05}.vtu", self.name);
-            write_vtu(&self.dir.join(&file), &mesh.vertices, &mesh.triangles, &fields)?;
+        Ok(if ranks == 1 {
+            let file = format!("{}_{stem}.vtu", self.name);
+            agree(comm, write_vtu(&self.dir.join(&file), &mesh.vertices, &mesh.triangles, &fields))?;
             file
         } else {
-            let part = |r: usize| format!("{}_{index:05}_p{r:05}.vtu", self.name);
+            let part = |r: usize| format!("{}_{stem}_p{r:05}.vtu", self.name);
             let mine = write_vtu(&self.dir.join(part(comm.rank())), &mesh.vertices, &mesh.triangles, &fields);
             agree(comm, mine)?;
-            let file = format!("{}_{index:05}.pvtu", self.name);
+            let file = format!("{}_{stem}.pvtu", self.name);
             let pieces: Vec<String> = (0..ranks).map(part).collect();
             let index = if comm.is_root() { write_pvtu(&self.dir.join(&file), &pieces, &fields) } else { Ok(()) };
             agree(comm, index)?;
             file
-        };
-        self.pvd.push(time, &file);
-        let pvd = if comm.is_root() { self.pvd.write(&self.pvd_path()) } else { Ok(()) };
-        agree(comm, pvd)
+        })
     }
 }

@@ -31,6 +31,26 @@ pub struct Scenario {
     pub time: Time,
     #[serde(default)]
     pub output: Output,
+    /// Points whose state is recorded over time into `gauges.csv`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gauges: Option<Gauges>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gauges {
+    pub points: Vec<GaugePoint>,
+    /// Seconds of simulated time between records (default: every step). Output times are
+    /// always recorded too.
+    #[serde(default)]
+    pub interval: Option<f64>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GaugePoint {
+    pub name: String,
+    pub at: [f64; 2],
 }
 
 fn default_name() -> String {
@@ -216,6 +236,7 @@ impl Scenario {
             physics: Physics::default(),
             time: Time { end: 0.1, output_interval: None, output_times: None },
             output: Output::default(),
+            gauges: None,
         }
     }
 
@@ -325,6 +346,27 @@ impl Scenario {
         }
         self.bathymetry.validate()?;
         self.initial.validate()?;
+        if let Some(g) = &self.gauges {
+            if g.points.is_empty() {
+                bail!("gauges.points: expected at least one gauge point");
+            }
+            if let Some(dt) = g.interval {
+                if !(dt.is_finite() && dt > 0.0) {
+                    bail!("gauges.interval: expected a positive interval in seconds, found {dt}");
+                }
+            }
+            for (k, p) in g.points.iter().enumerate() {
+                if p.name.is_empty() || !p.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                    bail!("gauges.points[{k}].name: expected letters, digits, '_' or '-', found {:?}", p.name);
+                }
+                if g.points[..k].iter().any(|q| q.name == p.name) {
+                    bail!("gauges.points[{k}].name: {:?} is used by another gauge", p.name);
+                }
+                if !(p.at[0].is_finite() && p.at[1].is_finite()) {
+                    bail!("gauges.points[{k}].at: expected finite coordinates, found {:?}", p.at);
+                }
+            }
+        }
         Ok(())
     }
 }

@@ -30,13 +30,22 @@ pub trait Backend: Send {
     fn fallbacks(&mut self) -> Result<u64>;
     /// Owned cells' state, in float64.
     fn state(&mut self) -> Result<Vec<CellState>>;
+    /// Owned cells' state before the last update (the update writes a second buffer), so a
+    /// blow-up can be reported with the last good state.
+    fn previous_state(&mut self) -> Result<Vec<CellState>>;
+    /// The state of a few local cells (gauges).
+    fn read_cells(&mut self, cells: &[usize]) -> Result<Vec<CellState>>;
     fn num_edges(&self) -> usize;
     fn num_local_edges(&self) -> usize;
     /// Bytes of one cell's `v1` (or `v2`) record: four floats.
     fn cell_bytes(&self) -> usize;
-    /// Copy `v1` and `v2` of the local cells `cells` to the host (`cells.len() * cell_bytes()`
-    /// bytes each): the send block of the halo exchange.
-    fn download_cells(&mut self, cells: Range<usize>, v1: &mut [u8], v2: &mut [u8]) -> Result<()>;
+    /// Start copying `v1` and `v2` of the local cells `cells` (the send block) to the host,
+    /// after all work queued so far: a GPU queues it on a copy stream, so the copy runs while
+    /// the non-communication edges are computed.
+    fn begin_download(&mut self, cells: Range<usize>) -> Result<()>;
+    /// Wait for [`Backend::begin_download`] and hand its cells over
+    /// (`cells.len() * cell_bytes()` bytes per layer).
+    fn finish_download(&mut self, v1: &mut [u8], v2: &mut [u8]) -> Result<()>;
     /// Overwrite `v1` and `v2` of the receive block (cells `n_owned..`) from the host.
     fn upload_receive_block(&mut self, v1: &[u8], v2: &[u8]) -> Result<()>;
     /// Whether `process_edges` only queues the work (a GPU): the exchange then waits on MPI

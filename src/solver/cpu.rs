@@ -14,6 +14,11 @@ pub struct CpuBackend<T> {
     acc: [Vec<[T; 4]>; 6],
     fallbacks: u64,
     health: Health,
+    /// The cells of the download in progress (the send block).
+    download: Range<usize>,
+    /// The other volume buffers: the update writes them from `lay.v1`, `lay.v2` and the two
+    /// swap, so the state before the last update stays available.
+    other: [Vec<[T; 4]>; 2],
 }
 
 /// A raw pointer the edge pass shares between threads. Sound because every (slot, cell)
@@ -60,7 +65,8 @@ impl<T: Real> CpuBackend<T> {
         let n = lay.num_cells();
         let zero = [T::zero(); 4];
         let acc = std::array::from_fn(|_| vec![zero; n]);
-        Ok(CpuBackend { params, lay, acc, fallbacks: 0, health: Health::Ok })
+        let other = [lay.v1.clone(), lay.v2.clone()];
+        Ok(CpuBackend { params, lay, acc, fallbacks: 0, health: Health::Ok, download: 0..0, other })
     }
 
     pub fn layout(&self) -> &Layout<T> {
@@ -145,13 +151,16 @@ impl<T: Real> Backend for CpuBackend<T> {
         let dt = T::c(dt);
         let n = self.lay.n_owned;
         let acc = &self.acc;
-        let (v1, v2) = (&mut self.lay.v1[..n], &mut self.lay.v2[..n]);
-        let ok = v1
+        let (old1, old2) = (&self.lay.v1[..n], &self.lay.v2[..n]);
+        let [new1, new2] = &mut self.other;
+        let ok = new1[..n]
             .par_iter_mut()
-            .zip(v2.par_iter_mut())
+            .zip(new2[..n].par_iter_mut())
             .enumerate()
             .with_min_len(8192)
             .map(|(c, (a, b))| {
+                *a = old1[c];
+                *b = old2[c];
                 let k = dt / b[3];
                 for m in 0..3 {
                     let s1 = acc[0][c][m] + acc[2][c][m] + acc[4][c][m];
@@ -164,6 +173,8 @@ impl<T: Real> Backend for CpuBackend<T> {
                     && a[..3].iter().chain(b[..3].iter()).all(|x| x.is_finite())
             })
             .reduce(|| true, |x, y| x && y);
+        std::mem::swap(&mut self.lay.v1, &mut self.other[0]);
+        std::mem::swap(&mut self.lay.v2, &mut self.other[1]);
         self.health = if ok { Health::Ok } else { Health::Bad };
         Ok(())
     }
@@ -174,6 +185,13 @@ impl<T: Real> Backend for CpuBackend<T> {
     fn state(&mut self) -> Result<Vec<CellState>> {
         Ok(self.lay.host_state())
     }
+    fn previous_state(&mut self) -> Result<Vec<CellState>> {
+        let n = self.lay.n_owned;
+        Ok((0..n).map(|c| cell_state(self.other[0][c], self.other[1][c])).collect())
+    }
+    fn read_cells(&mut self, cells: &[usize]) -> Result<Vec<CellState>> {
+        Ok(cells.iter().map(|&c| cell_state(self.lay.v1[c], self.lay.v2[c])).collect())
+    }
     fn num_edges(&self) -> usize {
         self.lay.num_edges()
     }
@@ -183,7 +201,12 @@ impl<T: Real> Backend for CpuBackend<T> {
     fn cell_bytes(&self) -> usize {
         std::mem::size_of::<[T; 4]>()
     }
-    fn download_cells(&mut self, cells: Range<usize>, v1: &mut [u8], v2: &mut [u8]) -> Result<()> {
+    fn begin_download(&mut self, cells: Range<usize>) -> Result<()> {
+        self.download = cells;
+        Ok(())
+    }
+    fn finish_download(&mut self, v1: &mut [u8], v2: &mut [u8]) -> Result<()> {
+        let cells = self.download.clone();
         v1.copy_from_slice(records_as_bytes(&self.lay.v1[cells.clone()]));
         v2.copy_from_slice(records_as_bytes(&self.lay.v2[cells]));
         Ok(())
@@ -193,6 +216,10 @@ impl<T: Real> Backend for CpuBackend<T> {
         copy_into_records(&mut self.lay.v1[n..], v1)?;
         copy_into_records(&mut self.lay.v2[n..], v2)
     }
+}
+
+fn cell_state<T: Real>(a: [T; 4], b: [T; 4]) -> CellState {
+    CellState { h1: a[0].f64(), q1: [a[1].f64(), a[2].f64()], h2: b[0].f64(), q2: [b[1].f64(), b[2].f64()] }
 }
 
 fn records_as_bytes<T: Real>(r: &[[T; 4]]) -> &[u8] {

@@ -10,8 +10,8 @@ use crate::physics::{Params, Real};
 use anyhow::{anyhow, bail, Context, Result};
 use cudarc::driver::{
     sys::{CUdevice_attribute, CUevent_flags},
-    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
-    ValidAsZeroBits,
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PinnedHostSlice,
+    PushKernelArg, ValidAsZeroBits,
 };
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
@@ -138,6 +138,9 @@ pub struct CudaBackend<T: CudaReal> {
     params: Params<T>,
     v1: CudaSlice<T>,
     v2: CudaSlice<T>,
+    /// The other volume buffers (the update writes them; then the two pairs swap).
+    o1: CudaSlice<T>,
+    o2: CudaSlice<T>,
     ecells: CudaSlice<i32>,
     enormal: CudaSlice<T>,
     acc: CudaSlice<T>,
@@ -149,6 +152,22 @@ pub struct CudaBackend<T: CudaReal> {
     device: String,
     sync_each_launch: bool,
     timing: Option<KernelTiming>,
+    halo: Option<HaloStaging<T>>,
+}
+
+/// The halo exchange's side of the GPU: a copy stream beside the main one and pinned host
+/// staging for the send and receive blocks, so that copies run while kernels do.
+///
+/// Completion is tracked with our own events: with cudarc's event tracking off (see `new`),
+/// cudarc records no event on pinned buffers, so their own `as_slice` would not wait.
+struct HaloStaging<T> {
+    copy: Arc<CudaStream>,
+    send: [PinnedHostSlice<T>; 2],
+    recv: [PinnedHostSlice<T>; 2],
+    /// The send block has arrived in `send`.
+    downloaded: Option<CudaEvent>,
+    /// The last upload has left `recv` (it may be overwritten).
+    uploaded: Option<CudaEvent>,
 }
 
 const KERNELS: [&str; 3] = ["edge", "dt", "update"];
@@ -195,6 +214,11 @@ impl<T: CudaReal> CudaBackend<T> {
             bail!("the mesh is too large for 32-bit indices on the GPU ({n} cells)");
         }
         let ctx = CudaContext::new(ordinal).map_err(|e| anyhow!("cannot open CUDA device {ordinal}: {e}"))?;
+        // Streams are ordered by explicit events (the halo copies): cudarc's per-slice event
+        // tracking would make the receive-block copy wait for the interior edges' reads.
+        // SAFETY: every slice is allocated and filled on the main stream, which is
+        // synchronized below before any other stream exists; see Drop for the end.
+        unsafe { ctx.disable_event_tracking() };
         let device = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
         let major = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let minor = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
@@ -210,6 +234,8 @@ impl<T: CudaReal> CudaBackend<T> {
         let up = |what: &str, e: cudarc::driver::DriverError| anyhow!("cannot upload {what} to {device}: {e}");
         let v1 = stream.clone_htod(flat(&lay.v1)).map_err(|e| up("cells", e))?;
         let v2 = stream.clone_htod(flat(&lay.v2)).map_err(|e| up("cells", e))?;
+        let o1 = stream.clone_htod(flat(&lay.v1)).map_err(|e| up("cells", e))?;
+        let o2 = stream.clone_htod(flat(&lay.v2)).map_err(|e| up("cells", e))?;
         let ecells = stream.clone_htod(flat(&lay.edge_cells)).map_err(|e| up("edges", e))?;
         let enormal = stream.clone_htod(flat(&lay.edge_normal)).map_err(|e| up("edges", e))?;
         let acc = stream.alloc_zeros::<T>(6 * 4 * n).map_err(|e| up("accumulators", e))?;
@@ -224,6 +250,8 @@ impl<T: CudaReal> CudaBackend<T> {
             params,
             v1,
             v2,
+            o1,
+            o2,
             ecells,
             enormal,
             acc,
@@ -235,7 +263,32 @@ impl<T: CudaReal> CudaBackend<T> {
             device,
             sync_each_launch: std::env::var_os("PYCNO_CUDA_SYNC").is_some(),
             timing: None,
+            halo: None,
         })
+    }
+
+    /// The copy stream and pinned staging (made on first use, sized for the send block
+    /// `send_words` and the receive block).
+    fn ensure_halo(&mut self, send_words: usize) -> Result<()> {
+        if self.halo.is_none() {
+            let recv_words = 4 * (self.n_cells - self.n_owned);
+            // Plain page-locked memory (flags 0): the host reads the send staging back, which
+            // write-combined memory makes slow.
+            // SAFETY: the staging is written (by a copy or the host) before it is read.
+            let pinned = |n: usize| unsafe { self.ctx.alloc_pinned_with_flags::<T>(n.max(1), 0) };
+            self.halo = Some(HaloStaging {
+                copy: self.ctx.new_stream().context("creating the copy stream")?,
+                send: [pinned(send_words)?, pinned(send_words)?],
+                recv: [pinned(recv_words)?, pinned(recv_words)?],
+                downloaded: None,
+                uploaded: None,
+            });
+        }
+        let h = self.halo.as_ref().expect("made above");
+        if h.send[0].len() < send_words {
+            bail!("send block of {send_words} floats, staging made for {}", h.send[0].len());
+        }
+        Ok(())
     }
 
     fn before_launch(&mut self, k: usize) -> Result<()> {
@@ -286,6 +339,16 @@ impl<T: CudaReal> CudaBackend<T> {
     }
 }
 
+impl<T: CudaReal> Drop for CudaBackend<T> {
+    fn drop(&mut self) {
+        // No slice may be freed while a copy on the other stream still uses it.
+        if let Some(h) = &self.halo {
+            let _ = h.copy.synchronize();
+        }
+        let _ = self.stream.synchronize();
+    }
+}
+
 impl<T: CudaReal> Backend for CudaBackend<T> {
     fn describe(&self) -> String {
         format!("cuda ({}, {})", T::NAME, self.device)
@@ -333,9 +396,12 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         let (stride, n) = (self.n_cells as i64, self.n_owned as i32);
         self.before_launch(2)?;
         let mut l = self.stream.launch_builder(&self.update_fn);
-        l.arg(&mut self.v1).arg(&mut self.v2).arg(&self.acc).arg(&stride).arg(&n).arg(&dt).arg(&mut self.scratch);
+        l.arg(&self.v1).arg(&self.v2).arg(&mut self.o1).arg(&mut self.o2);
+        l.arg(&self.acc).arg(&stride).arg(&n).arg(&dt).arg(&mut self.scratch);
         // SAFETY: matches update_{f32,f64}.
         unsafe { l.launch(grid(self.n_owned)) }.context("launching the update kernel")?;
+        std::mem::swap(&mut self.v1, &mut self.o1);
+        std::mem::swap(&mut self.v2, &mut self.o2);
         self.after_launch_timed(2)
     }
 
@@ -352,17 +418,19 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
     }
 
     fn state(&mut self) -> Result<Vec<CellState>> {
-        let n = self.n_owned;
-        let a = self.stream.clone_dtoh(&self.v1.slice(0..4 * n))?;
-        let b = self.stream.clone_dtoh(&self.v2.slice(0..4 * n))?;
-        Ok((0..n)
-            .map(|c| CellState {
-                h1: a[4 * c].f64(),
-                q1: [a[4 * c + 1].f64(), a[4 * c + 2].f64()],
-                h2: b[4 * c].f64(),
-                q2: [b[4 * c + 1].f64(), b[4 * c + 2].f64()],
-            })
-            .collect())
+        owned_state(&self.stream, &self.v1, &self.v2, self.n_owned)
+    }
+    fn previous_state(&mut self) -> Result<Vec<CellState>> {
+        owned_state(&self.stream, &self.o1, &self.o2, self.n_owned)
+    }
+    fn read_cells(&mut self, cells: &[usize]) -> Result<Vec<CellState>> {
+        let mut out = Vec::with_capacity(cells.len());
+        for &c in cells {
+            let a = self.stream.clone_dtoh(&self.v1.slice(4 * c..4 * c + 4))?;
+            let b = self.stream.clone_dtoh(&self.v2.slice(4 * c..4 * c + 4))?;
+            out.push(CellState { h1: a[0].f64(), q1: [a[1].f64(), a[2].f64()], h2: b[0].f64(), q2: [b[1].f64(), b[2].f64()] });
+        }
+        Ok(out)
     }
     fn num_edges(&self) -> usize {
         self.n_edges
@@ -388,11 +456,31 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
     fn cell_bytes(&self) -> usize {
         4 * std::mem::size_of::<T>()
     }
-    fn download_cells(&mut self, cells: Range<usize>, v1: &mut [u8], v2: &mut [u8]) -> Result<()> {
+    fn begin_download(&mut self, cells: Range<usize>) -> Result<()> {
         let words = 4 * cells.start..4 * cells.end;
-        self.stream.memcpy_dtoh(&self.v1.slice(words.clone()), host_floats::<T>(v1)?).context("copying the send block to the host")?;
-        self.stream.memcpy_dtoh(&self.v2.slice(words), host_floats::<T>(v2)?).context("copying the send block to the host")?;
-        self.stream.synchronize().context("copying the send block to the host")?;
+        self.ensure_halo(words.len())?;
+        let h = self.halo.as_mut().expect("made by ensure_halo");
+        if words.is_empty() {
+            return Ok(());
+        }
+        // The copy stream starts once the main stream's work so far (the update) is done.
+        h.copy.wait(&self.stream.record_event(None)?)?;
+        h.copy.memcpy_dtoh(&self.v1.slice(words.clone()), &mut h.send[0]).context("copying the send block to the host")?;
+        h.copy.memcpy_dtoh(&self.v2.slice(words), &mut h.send[1]).context("copying the send block to the host")?;
+        h.downloaded = Some(h.copy.record_event(Some(CUevent_flags::CU_EVENT_BLOCKING_SYNC))?);
+        Ok(())
+    }
+    fn finish_download(&mut self, v1: &mut [u8], v2: &mut [u8]) -> Result<()> {
+        let Some(h) = &mut self.halo else { bail!("finish_download without begin_download") };
+        if let Some(done) = h.downloaded.take() {
+            done.synchronize().context("copying the send block to the host")?;
+        }
+        for (out, staged) in [(v1, &h.send[0]), (v2, &h.send[1])] {
+            let src = staged.as_slice().context("copying the send block to the host")?;
+            let dst = host_floats::<T>(out)?;
+            let n = dst.len();
+            dst.copy_from_slice(&src[..n]);
+        }
         Ok(())
     }
     fn upload_receive_block(&mut self, v1: &[u8], v2: &[u8]) -> Result<()> {
@@ -401,13 +489,41 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         if a.len() != words.len() || b.len() != words.len() {
             bail!("receive block of {} floats for {} cells", a.len(), self.n_cells - self.n_owned);
         }
-        self.stream.memcpy_htod(a, &mut self.v1.slice_mut(words.clone())).context("copying the receive block to the GPU")?;
-        self.stream.memcpy_htod(b, &mut self.v2.slice_mut(words)).context("copying the receive block to the GPU")?;
+        if words.is_empty() {
+            return Ok(());
+        }
+        self.ensure_halo(0)?;
+        let h = self.halo.as_mut().expect("made by ensure_halo");
+        if let Some(done) = h.uploaded.take() {
+            done.synchronize().context("copying the receive block to the GPU")?;
+        }
+        for (k, src) in [a, b].into_iter().enumerate() {
+            h.recv[k].as_mut_slice().context("staging the receive block")?[..src.len()].copy_from_slice(src);
+        }
+        h.copy.memcpy_htod(&h.recv[0], &mut self.v1.slice_mut(words.clone())).context("copying the receive block to the GPU")?;
+        h.copy.memcpy_htod(&h.recv[1], &mut self.v2.slice_mut(words)).context("copying the receive block to the GPU")?;
+        // The communication edges (main stream) wait for the copy, not the host.
+        let done = h.copy.record_event(Some(CUevent_flags::CU_EVENT_BLOCKING_SYNC))?;
+        self.stream.wait(&done)?;
+        h.uploaded = Some(done);
         Ok(())
     }
     fn edges_async(&self) -> bool {
         true
     }
+}
+
+fn owned_state<T: CudaReal>(stream: &Arc<CudaStream>, v1: &CudaSlice<T>, v2: &CudaSlice<T>, n: usize) -> Result<Vec<CellState>> {
+    let a = stream.clone_dtoh(&v1.slice(0..4 * n))?;
+    let b = stream.clone_dtoh(&v2.slice(0..4 * n))?;
+    Ok((0..n)
+        .map(|c| CellState {
+            h1: a[4 * c].f64(),
+            q1: [a[4 * c + 1].f64(), a[4 * c + 2].f64()],
+            h2: b[4 * c].f64(),
+            q2: [b[4 * c + 1].f64(), b[4 * c + 2].f64()],
+        })
+        .collect())
 }
 
 /// Host bytes of the halo buffers as floats; they are allocated as u64 words (comm::halo),

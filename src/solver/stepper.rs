@@ -19,8 +19,8 @@ pub struct LoopStats {
 }
 
 pub enum Event {
-    /// After every step.
-    Step { step: u64, time: f64, dt: f64 },
+    /// After every step, once its outputs (if any) are written.
+    Step { step: u64, time: f64, dt: f64, output: bool },
     /// The time reached an output time (not called for t = 0).
     Output { index: usize, time: f64, step: u64 },
 }
@@ -47,6 +47,8 @@ pub struct Schedule<'a> {
     pub outputs: &'a [f64],
     pub first_output_index: usize,
     pub max_steps: Option<u64>,
+    /// Steps already taken before `t_start` (a restart): step numbers continue from here.
+    pub first_step: u64,
 }
 
 /// The loop on one rank holding the whole mesh.
@@ -67,7 +69,7 @@ pub fn step_loop_with(
     plan: &Schedule,
     on_event: &mut dyn FnMut(&mut dyn Backend, Event) -> Result<()>,
 ) -> Result<LoopStats> {
-    let mut st = LoopStats { dt_min: f64::INFINITY, dt_max: 0.0, time: plan.t_start, ..Default::default() };
+    let mut st = LoopStats { dt_min: f64::INFINITY, dt_max: 0.0, time: plan.t_start, steps: plan.first_step, ..Default::default() };
     let mut next_out = 0usize;
     let mut t = plan.t_start;
     while t < plan.t_end {
@@ -101,17 +103,19 @@ pub fn step_loop_with(
         st.time = t;
         st.dt_min = st.dt_min.min(dt);
         st.dt_max = st.dt_max.max(dt);
-        on_event(b, Event::Step { step: st.steps, time: t, dt })?;
+        let mut output = false;
         while hits && next_out < plan.outputs.len() && plan.outputs[next_out] <= t {
             on_event(b, Event::Output { index: plan.first_output_index + next_out, time: t, step: st.steps })?;
             next_out += 1;
+            output = true;
         }
+        on_event(b, Event::Step { step: st.steps, time: t, dt, output })?;
     }
     let bad = if b.health()? == Health::Bad { -1.0 } else { 1.0 };
     if comm.min_f64(bad) < 0.0 {
         bail!(BlowUp { step: st.steps, time: t });
     }
-    if st.steps == 0 {
+    if st.steps == plan.first_step {
         st.dt_min = 0.0;
     }
     Ok(st)

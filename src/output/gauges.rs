@@ -1,0 +1,167 @@
+//! Gauges: the state at fixed points over time, in one CSV file (`gauges.csv`) that rank 0
+//! writes however many ranks run. Each gauge reads the cell that contains its point.
+//!
+//! ```text
+//! # pycno gauges: ...
+//! # gauge east at (2.5, 0): cell 1234 (centroid 2.49, 0.013)
+//! time,step,east_h1,east_h2,east_u1,east_v1,east_u2,east_v2,east_interface,east_surface
+//! 0.0,0,4,1,0,0,0,0,-4,0
+//! ```
+//!
+//! Rows are appended one whole line per write and flushed, so a killed run keeps every row
+//! it recorded; a restart keeps the rows up to its checkpoint's time and goes on from there.
+
+use super::atomic::write_bytes_atomic;
+use crate::comm::{agree, Comm};
+use crate::mesh::Mesh;
+use crate::scenario::Gauges;
+use crate::solver::{Backend, CellState};
+use anyhow::{anyhow, Context, Result};
+use rayon::prelude::*;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub const FILE: &str = "gauges.csv";
+const QUANTITIES: [&str; 8] = ["h1", "h2", "u1", "v1", "u2", "v2", "interface", "surface"];
+
+/// The cell of `mesh` that contains `p` (on an edge: the lowest id).
+pub fn locate(mesh: &Mesh, p: [f64; 2]) -> Option<usize> {
+    mesh.triangles.par_iter().position_first(|t| {
+        let [a, b, c] = t.map(|v| mesh.vertices[v as usize]);
+        let cross = |o: [f64; 2], u: [f64; 2], w: [f64; 2]| (u[0] - o[0]) * (w[1] - o[1]) - (u[1] - o[1]) * (w[0] - o[0]);
+        let area = cross(a, b, c).abs();
+        let tol = -1e-12 * area;
+        let (d1, d2, d3) = (cross(a, b, p), cross(b, c, p), cross(c, a, p));
+        // Counter-clockwise triangles (checked meshes are): inside when all three are >= 0.
+        d1 >= tol && d2 >= tol && d3 >= tol
+    })
+}
+
+pub struct GaugeRecorder {
+    path: PathBuf,
+    names: Vec<String>,
+    /// Per gauge: the local index of its cell on this rank, when this rank owns it.
+    local: Vec<Option<usize>>,
+    interval: Option<f64>,
+    next: f64,
+    /// Rank 0's open file.
+    file: Option<File>,
+}
+
+impl GaugeRecorder {
+    /// Locate the gauges (every rank, on the global mesh) and, on rank 0, start the file:
+    /// a new one, or (restart, `resume_at = Some(t)`) the old one's rows up to time `t`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        comm: &dyn Comm,
+        dir: &Path,
+        g: &Gauges,
+        mesh: &Mesh,
+        centroid: &[[f64; 2]],
+        owned_global: &[u32],
+        resume_at: Option<f64>,
+    ) -> Result<GaugeRecorder> {
+        let mut cells = Vec::new();
+        for (k, p) in g.points.iter().enumerate() {
+            let c = locate(mesh, p.at).ok_or_else(|| {
+                anyhow!("gauges.points[{k}] ({:?}) at ({}, {}) is outside the domain", p.name, p.at[0], p.at[1])
+            })?;
+            cells.push(c);
+        }
+        let local = cells.iter().map(|&c| owned_global.iter().position(|&g| g as usize == c)).collect();
+        let path = dir.join(FILE);
+        let file = if comm.is_root() {
+            let result = (|| -> Result<File> {
+                let mut text = String::new();
+                match resume_at {
+                    Some(t) => {
+                        let old = std::fs::read_to_string(&path)
+                            .with_context(|| format!("cannot read {} to continue it", path.display()))?;
+                        for line in old.lines() {
+                            let keep = line.starts_with('#')
+                                || line.starts_with("time,")
+                                || line.split(',').next().and_then(|x| x.parse::<f64>().ok()).is_some_and(|x| x <= t);
+                            if keep {
+                                text.push_str(line);
+                                text.push('\n');
+                            }
+                        }
+                    }
+                    None => {
+                        text.push_str("# pycno gauges: the state of the cell containing each point; u, v velocities (m/s), elevations (m) upwards from the reference level\n");
+                        for (p, &c) in g.points.iter().zip(&cells) {
+                            let m = centroid[c];
+                            text.push_str(&format!("# gauge {} at ({}, {}): cell {c} (centroid {}, {})\n", p.name, p.at[0], p.at[1], m[0], m[1]));
+                        }
+                        text.push_str("time,step");
+                        for p in &g.points {
+                            for q in QUANTITIES {
+                                text.push_str(&format!(",{}_{q}", p.name));
+                            }
+                        }
+                        text.push('\n');
+                    }
+                }
+                write_bytes_atomic(&path, text.as_bytes())?;
+                OpenOptions::new().append(true).open(&path).with_context(|| format!("cannot open {}", path.display()))
+            })();
+            Some(result)
+        } else {
+            None
+        };
+        let file = agree(comm, file.transpose())?;
+        // On a restart, the next record time is where the uninterrupted run would have it:
+        // the first point of the same grid (summed the same way) after the checkpoint.
+        let mut next = 0.0;
+        if let (Some(t), Some(dt)) = (resume_at, g.interval) {
+            while next <= t {
+                next += dt;
+            }
+        }
+        Ok(GaugeRecorder { path, names: g.points.iter().map(|p| p.name.clone()).collect(), local, interval: g.interval, next, file })
+    }
+
+    /// Whether a record is due at `time` (always at output times: `force`).
+    pub fn due(&self, time: f64, force: bool) -> bool {
+        force || self.interval.is_none() || time >= self.next
+    }
+
+    /// Record the gauges at `time` (collective).
+    pub fn record(&mut self, comm: &dyn Comm, b: &mut dyn Backend, step: u64, time: f64, depth_of: &dyn Fn(usize) -> f64) -> Result<()> {
+        let mine: Vec<usize> = self.local.iter().flatten().copied().collect();
+        let states = b.read_cells(&mine)?;
+        let mut values = vec![f64::NAN; self.names.len() * QUANTITIES.len()];
+        let mut it = states.iter();
+        for (k, l) in self.local.iter().enumerate() {
+            if let Some(l) = l {
+                let s: &CellState = it.next().expect("one state per owned gauge");
+                let d = depth_of(*l);
+                let row = [s.h1, s.h2, s.q1[0] / s.h1, s.q1[1] / s.h1, s.q2[0] / s.h2, s.q2[1] / s.h2, s.h2 - d, s.h1 + s.h2 - d];
+                values[k * QUANTITIES.len()..(k + 1) * QUANTITIES.len()].copy_from_slice(&row);
+            }
+        }
+        // Each gauge has one owner: its values are the only non-NaN ones (a cell's values
+        // are never NaN in a healthy run; a blow-up stops the run before this).
+        let all = comm.all_gather_f64(&values);
+        if let Some(f) = &mut self.file {
+            let n = values.len();
+            let mut line = format!("{time:?},{step}");
+            for k in 0..n {
+                let v = (0..comm.size()).map(|r| all[r * n + k]).find(|x| !x.is_nan()).unwrap_or(f64::NAN);
+                line.push_str(&format!(",{v:?}"));
+            }
+            line.push('\n');
+            let r = f.write_all(line.as_bytes()).and_then(|_| f.flush()).with_context(|| format!("cannot append to {}", self.path.display()));
+            agree(comm, r)?;
+        } else {
+            agree(comm, Ok(()))?;
+        }
+        if let Some(dt) = self.interval {
+            while self.next <= time {
+                self.next += dt;
+            }
+        }
+        Ok(())
+    }
+}

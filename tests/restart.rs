@@ -1,0 +1,353 @@
+//! Runs that cannot be lost: checkpoints and restarts (killed with SIGKILL, also while a
+//! checkpoint is being written, on 1 and 3 ranks; restarts on other rank counts), blow-up
+//! diagnosis, gauges, and the bad inputs of each.
+//!
+//! Equality is checked twice: the order-independent state checksum of stats.json, and the
+//! VTK frames read back through the real VTK library (tests/python/compare_runs.py).
+//! Needs `mpirun` and `python3` with `vtk` (tools/test.sh provides both).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_pycno");
+
+fn pycno(np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = if np == 0 {
+        Command::new(BIN)
+    } else {
+        let mut c = Command::new("mpirun");
+        c.args(["--allow-run-as-root", "--oversubscribe", "-np", &np.to_string(), BIN]);
+        c
+    };
+    cmd.args(args).env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1").env("RAYON_NUM_THREADS", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let start = Instant::now();
+    let out = cmd.output().expect("cannot start pycno");
+    eprintln!("{} pycno {}: {:?} in {:.1} s", if np > 0 { format!("mpirun -np {np}") } else { String::new() }, args.join(" "), out.status.code(), start.elapsed().as_secs_f64());
+    out
+}
+
+fn text(o: &Output) -> String {
+    format!("--- stdout ---\n{}--- stderr ---\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn ok(o: Output) -> Output {
+    assert!(o.status.success(), "expected success:\n{}", text(&o));
+    o
+}
+
+fn fails(o: &Output, words: &[&str]) {
+    assert!(!o.status.success(), "expected a failure:\n{}", text(o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    for w in words {
+        assert!(err.contains(w), "stderr lacks {w:?}:\n{}", text(o));
+    }
+    assert!(!err.contains("panicked"), "a panic:\n{}", text(o));
+}
+
+fn stats(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap()
+}
+
+fn same_series(a: &Path, b: &Path) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/compare_runs.py");
+    let o = Command::new("python3").arg(script).arg(a.join("dambreak.pvd")).arg(b.join("dambreak.pvd")).output().expect("python3");
+    assert!(o.status.success(), "{} and {} differ:\n{}", a.display(), b.display(), text(&o));
+}
+
+/// The run every test compares against: the paper benchmark, 3000 cells, to t = 0.2.
+fn args(out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = ["run", "--cells", "3000", "--t-end", "0.2", "--output-interval", "0.05", "--backend", "cpu", "-q", "--out"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    v.push(out.display().to_string());
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+fn run(np: usize, a: &[String], env: &[(&str, &str)]) -> Output {
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    pycno(np, &a, env)
+}
+
+fn reference(tmp: &Path) -> (PathBuf, Value) {
+    let d = tmp.join("uninterrupted");
+    ok(run(0, &args(&d, &[]), &[]));
+    let s = stats(&d);
+    (d, s)
+}
+
+fn killed(o: &Output) {
+    assert!(!o.status.success(), "the run should have been killed:\n{}", text(o));
+}
+
+fn restart(np: usize, ckpt: &Path, env: &[(&str, &str)]) -> Output {
+    let c = ckpt.display().to_string();
+    pycno(np, &["run", "--restart", &c, "--backend", "cpu", "-q"], env)
+}
+
+fn assert_resumed_equal(dir: &Path, want: &Value, uninterrupted: &Path, from_step: u64) {
+    let s = stats(dir);
+    assert_eq!(s["state_checksum"], want["state_checksum"], "{}", dir.display());
+    assert_eq!(s["steps"], want["steps"]);
+    assert_eq!(s["restarted_from"], from_step, "resumed from the newest complete checkpoint");
+    same_series(uninterrupted, dir);
+}
+
+#[test]
+fn a_killed_run_restarts_to_the_uninterrupted_result_on_one_rank() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (refd, want) = reference(tmp.path());
+
+    // Killed (SIGKILL) after step 23: checkpoints 10 and 20 are complete.
+    let d = tmp.path().join("killed");
+    killed(&run(0, &args(&d, &["--checkpoint-every", "10"]), &[("PYCNO_KILL", "0:23")]));
+    assert!(!d.join("stats.json").exists());
+    ok(restart(0, &d.join("checkpoints"), &[]));
+    assert_resumed_equal(&d, &want, &refd, 20);
+
+    // Killed while writing checkpoint 20 (its rank file written, not yet complete): the
+    // restart takes checkpoint 10 and ignores the incomplete one.
+    let d = tmp.path().join("killed_in_checkpoint");
+    killed(&run(0, &args(&d, &["--checkpoint-every", "10"]), &[("PYCNO_KILL_IN_CHECKPOINT", "20")]));
+    assert!(d.join("checkpoints/step_0000000020/rank_00000.bin").exists());
+    assert!(!d.join("checkpoints/step_0000000020/meta.json").exists());
+    ok(restart(0, &d.join("checkpoints"), &[]));
+    assert_resumed_equal(&d, &want, &refd, 10);
+
+    // Killed from outside (SIGKILL) once its first checkpoint exists: a longer run (about
+    // 250 steps), against its own uninterrupted twin.
+    let long = |out: &Path, extra: &[&str]| {
+        let mut v: Vec<String> = ["run", "--cells", "20000", "--t-end", "0.5", "--output-interval", "0.25", "--backend", "cpu", "-q", "--out"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.push(out.display().to_string());
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let twin = tmp.path().join("long_uninterrupted");
+    ok(run(0, &long(&twin, &[]), &[]));
+    let d = tmp.path().join("killed_from_outside");
+    let mut child = Command::new(BIN).args(long(&d, &["--checkpoint-every", "5"])).env("RAYON_NUM_THREADS", "1").spawn().unwrap();
+    let first = d.join("checkpoints/step_0000000005/meta.json");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !first.exists() && Instant::now() < deadline && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    child.kill().unwrap(); // SIGKILL
+    let status = child.wait().unwrap();
+    assert!(first.exists(), "no checkpoint within the deadline");
+    if status.success() {
+        eprintln!("the run finished before the kill arrived; the restart must still agree");
+    } else {
+        assert!(!d.join("stats.json").exists(), "killed mid-way");
+    }
+    ok(restart(0, &d.join("checkpoints"), &[]));
+    assert_eq!(stats(&d)["state_checksum"], stats(&twin)["state_checksum"]);
+    same_series(&twin, &d);
+}
+
+#[test]
+fn a_killed_three_rank_run_restarts_on_three_two_and_one_ranks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (refd, want) = reference(tmp.path());
+
+    // One rank of three dies (SIGKILL) after step 23: the job ends; it restarts on 3 ranks.
+    let d = tmp.path().join("three");
+    killed(&run(3, &args(&d, &["--checkpoint-every", "10"]), &[("PYCNO_KILL", "1:23")]));
+    ok(restart(3, &d.join("checkpoints"), &[]));
+    assert_resumed_equal(&d, &want, &refd, 20);
+
+    // Killed while rank 0 writes checkpoint 20, on 3 ranks.
+    let d = tmp.path().join("three_in_checkpoint");
+    killed(&run(3, &args(&d, &["--checkpoint-every", "10"]), &[("PYCNO_KILL_IN_CHECKPOINT", "20")]));
+    ok(restart(3, &d.join("checkpoints"), &[]));
+    assert_resumed_equal(&d, &want, &refd, 10);
+
+    // A checkpoint written by 3 ranks resumes on 2 ranks and on 1 rank, bit for bit.
+    let src = tmp.path().join("three_complete");
+    ok(run(3, &args(&src, &["--checkpoint-every", "15", "--checkpoint-keep", "5"]), &[]));
+    let ckpt = src.join("checkpoints/step_0000000015");
+    for np in [2usize, 0] {
+        let out = tmp.path().join(format!("resumed_on_{np}"));
+        let o = out.display().to_string();
+        let c = ckpt.display().to_string();
+        // The same output times as the run checkpointed: they clip the time step.
+        let a = vec!["run", "--restart", c.as_str(), "--backend", "cpu", "-q", "--out", o.as_str()];
+        ok(pycno(np, &a, &[]));
+        let s = stats(&out);
+        assert_eq!(s["state_checksum"], want["state_checksum"], "restarted on {np} ranks");
+        assert_eq!(s["restarted_from"], 15);
+    }
+}
+
+fn blowup_scenario(dir: &Path) -> PathBuf {
+    let p = dir.join("blowup.json");
+    std::fs::write(
+        &p,
+        r#"{
+  "name": "blowup",
+  "domain": { "outer": [[0, 0], [10, 0], [10, 1], [0, 1]] },
+  "resolution": { "cells": 800 },
+  "bathymetry": { "type": "constant", "depth": 1.0 },
+  "initial": { "type": "layers",
+               "layer1": { "thickness": 0.001, "velocity": [40, 0] },
+               "layer2": { "thickness": 0.999, "velocity": [0, 0] } },
+  "physics": { "g": 9.81, "r": 0.5, "gamma": 0.9 },
+  "time": { "end": 2.0 }
+}"#,
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn a_blow_up_is_caught_in_its_first_bad_step_with_a_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scen = blowup_scenario(tmp.path());
+    let sc = scen.display().to_string();
+    for np in [0usize, 2] {
+        let out = tmp.path().join(format!("out{np}"));
+        let o = out.display().to_string();
+        let r = pycno(np, &["run", &sc, "--backend", "cpu", "-q", "--out", &o], &[]);
+        fails(&r, &["blew up at step", "went unphysical", "first is cell", "h1 = ", "h2 = ", "last good state"]);
+        let err = String::from_utf8_lossy(&r.stderr).to_string();
+        let step: u64 = err.split("blew up at step ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        // The step before is healthy: the blow-up was caught in the first bad step.
+        let healthy = pycno(np, &["run", &sc, "--backend", "cpu", "-q", "--no-vtk", "--out", &o, "--max-steps", &(step - 1).to_string()], &[]);
+        assert!(healthy.status.success(), "{} steps should be healthy:\n{}", step - 1, text(&healthy));
+        if np == 2 {
+            assert!(err.contains("on rank"), "the report names the rank:\n{err}");
+        }
+        // The last good state, with the bad cells marked, opens in VTK.
+        let snap = out.join(if np == 0 { "blowup_blowup.vtu" } else { "blowup_blowup.pvtu" });
+        let check = format!(
+            "import vtk,sys\nr=vtk.vtkXMLPUnstructuredGridReader() if sys.argv[1].endswith('.pvtu') else vtk.vtkXMLUnstructuredGridReader()\n\
+             r.SetFileName(sys.argv[1]); r.Update(); a=r.GetOutput().GetCellData().GetArray('blew_up'); h=r.GetOutput().GetCellData().GetArray('h1')\n\
+             n=sum(a.GetValue(i) for i in range(a.GetNumberOfTuples()))\n\
+             good=all(h.GetValue(i)>0 for i in range(h.GetNumberOfTuples()))\nprint(n, good); sys.exit(0 if n>0 and good else 1)"
+        );
+        let v = Command::new("python3").args(["-c", &check]).arg(&snap).output().unwrap();
+        assert!(v.status.success(), "{}: {}", snap.display(), text(&v));
+    }
+}
+
+fn gauge_scenario(dir: &Path, points: &str) -> PathBuf {
+    let p = dir.join("gauges.json");
+    std::fs::write(
+        &p,
+        format!(
+            r#"{{
+  "name": "dambreak",
+  "domain": {{ "outer": [[-5, -5], [5, -5], [5, 5], [-5, 5]] }},
+  "resolution": {{ "cells": 3000 }},
+  "bathymetry": {{ "type": "constant", "depth": 5.0 }},
+  "initial": {{ "type": "circular_dam_break" }},
+  "time": {{ "end": 0.2, "output_interval": 0.05 }},
+  "gauges": {{ "interval": 0.02, "points": {points} }}
+}}"#
+        ),
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn gauges_equal_the_vtk_cell_values_on_one_and_two_ranks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scen = gauge_scenario(tmp.path(), r#"[{"name": "centre", "at": [0.1, 0.05]}, {"name": "ring", "at": [1.5, 0]}, {"name": "far", "at": [-4, 3.9]}]"#);
+    let sc = scen.display().to_string();
+    let mut csv = Vec::new();
+    for np in [0usize, 2] {
+        let out = tmp.path().join(format!("g{np}"));
+        let o = out.display().to_string();
+        ok(pycno(np, &["run", &sc, "--backend", "cpu", "-q", "--out", &o], &[]));
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_gauges.py");
+        let v = Command::new("python3").arg(script).arg(&out).output().unwrap();
+        assert!(v.status.success(), "{}", text(&v));
+        let text = std::fs::read_to_string(out.join("gauges.csv")).unwrap();
+        let rows = text.lines().filter(|l| !l.starts_with('#') && !l.starts_with("time")).count();
+        assert!(rows >= 11, "records every 0.02 s and at outputs: {rows} rows");
+        csv.push(text);
+    }
+    assert_eq!(csv[0], csv[1], "rank 0 writes the same gauges.csv on one and two ranks");
+}
+
+#[test]
+fn gauges_continue_across_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scen = gauge_scenario(tmp.path(), r#"[{"name": "centre", "at": [0.1, 0.05]}]"#);
+    let sc = scen.display().to_string();
+    let full = tmp.path().join("full");
+    ok(pycno(0, &["run", &sc, "--backend", "cpu", "-q", "--out", &full.display().to_string()], &[]));
+    let cut = tmp.path().join("cut");
+    let c = cut.display().to_string();
+    killed(&pycno(0, &["run", &sc, "--backend", "cpu", "-q", "--out", &c, "--checkpoint-every", "10"], &[("PYCNO_KILL", "0:27")]));
+    ok(restart(0, &cut.join("checkpoints"), &[]));
+    let a = std::fs::read_to_string(full.join("gauges.csv")).unwrap();
+    let b = std::fs::read_to_string(cut.join("gauges.csv")).unwrap();
+    assert_eq!(a, b, "the restarted run's gauges.csv equals the uninterrupted one");
+}
+
+#[test]
+fn bad_inputs_are_rejected_with_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A gauge outside the domain.
+    let scen = gauge_scenario(tmp.path(), r#"[{"name": "inside", "at": [0, 0]}, {"name": "offshore", "at": [7, 0]}]"#);
+    let o = pycno(0, &["run", &scen.display().to_string(), "--backend", "cpu", "-q", "--out", &tmp.path().join("x").display().to_string()], &[]);
+    fails(&o, &["gauges.points[1]", "offshore", "outside the domain"]);
+    let scen = gauge_scenario(tmp.path(), r#"[{"name": "a", "at": [0, 0]}, {"name": "a", "at": [1, 0]}]"#);
+    fails(&pycno(0, &["run", &scen.display().to_string(), "-q"], &[]), &["gauges.points[1].name", "used by another gauge"]);
+
+    // A checkpoint directory that cannot be written (a file stands in the way).
+    let blocker = tmp.path().join("blocker");
+    std::fs::write(&blocker, b"").unwrap();
+    let d = tmp.path().join("ck");
+    let a = args(&d, &["--checkpoint-every", "5", "--checkpoint-dir", &blocker.join("sub").display().to_string()]);
+    fails(&run(0, &a, &[]), &["checkpoint directory", "blocker"]);
+
+    // Checkpoints to damage.
+    ok(run(0, &args(&d, &["--checkpoint-every", "10", "--checkpoint-keep", "5"]), &[]));
+    let c10 = d.join("checkpoints/step_0000000010");
+    let bin = c10.join("rank_00000.bin");
+    let good = std::fs::read(&bin).unwrap();
+
+    // Truncated, then corrupted.
+    std::fs::write(&bin, &good[..good.len() / 2]).unwrap();
+    fails(&restart(0, &c10, &[]), &["rank_00000.bin", "checksum"]);
+    let mut bad = good.clone();
+    let k = bad.len() / 3;
+    bad[k] ^= 1;
+    std::fs::write(&bin, &bad).unwrap();
+    fails(&restart(0, &c10, &[]), &["rank_00000.bin", "checksum"]);
+    std::fs::write(&bin, &good).unwrap();
+
+    // Unreadable meta.json.
+    let meta_path = c10.join("meta.json");
+    let meta = std::fs::read_to_string(&meta_path).unwrap();
+    std::fs::write(&meta_path, &meta[..meta.len() / 2]).unwrap();
+    fails(&restart(0, &c10, &[]), &["meta.json", "not a valid pycno checkpoint"]);
+
+    // A checkpoint of another mesh: its scenario asks for another resolution.
+    let mut m: Value = serde_json::from_str(&meta).unwrap();
+    m["scenario"]["resolution"]["cells"] = Value::from(2000);
+    std::fs::write(&meta_path, serde_json::to_string(&m).unwrap()).unwrap();
+    fails(&restart(0, &c10, &[]), &["made on another mesh"]);
+    std::fs::write(&meta_path, &meta).unwrap();
+
+    // Another precision; a scenario given with --restart; nothing to restart from.
+    fails(&pycno(0, &["run", "--restart", &c10.display().to_string(), "--precision", "f64", "-q"], &[]), &["holds a f32 run", "--precision f32"]);
+    fails(&pycno(0, &["run", "x.json", "--restart", &c10.display().to_string(), "-q"], &[]), &["--restart takes the scenario"]);
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    fails(&restart(0, &empty, &[]), &["no complete checkpoint"]);
+
+    // And the intact checkpoint still restarts.
+    ok(restart(0, &c10, &[]));
+}

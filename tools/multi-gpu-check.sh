@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Multi-GPU tests (one MPI rank per GPU): the paper benchmark on N GPUs equals one GPU bit for
+# bit (the order-independent state checksum of stats.json), in float32 and float64, with the
+# overlapped and the blocking exchange, for N = 2 .. the GPUs present; mass per layer is
+# conserved; the parallel VTK output (.pvtu + one .vtu per rank) is written. Then runs that
+# cannot be lost, on GPUs: a run killed (SIGKILL) on 1 and on 2 GPUs restarts to the
+# uninterrupted result bit for bit, a 2-GPU checkpoint resumes on 1 GPU bit for bit and on
+# the CPU, a blow-up is caught with its report, and gauges agree between 1 and 2 GPUs.
+#
+#   tools/multi-gpu-check.sh [PYCNO]      (default: target/release/pycno)
+#
+# Exits non-zero on any failure; prints one line per check and a closing
+# "N passed, N failed" line.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PYCNO="${1:-$ROOT/target/release/pycno}"
+W="$(mktemp -d "${TMPDIR:-/tmp}/pycno-mgpu.XXXXXX")"
+trap 'rm -rf "$W"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+GPUS="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')"
+if [ "${GPUS:-0}" -lt 2 ]; then
+    echo "multi-gpu: fewer than 2 GPUs here ($GPUS): skipped"
+    exit 0
+fi
+pass=0
+fail=0
+check() { # name, then a command that must succeed
+    local name=$1
+    shift
+    if "$@"; then
+        echo "ok    $name"
+        pass=$((pass + 1))
+    else
+        echo "FAIL  $name"
+        fail=$((fail + 1))
+    fi
+}
+field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1/stats.json" "$2"; }
+mass_ok() { python3 -c 'import json,sys
+s = json.load(open(sys.argv[1]))
+tol = 1e-6 if s["precision"] == "f32" else 1e-12
+bad = [l for l in "12" if abs(s[f"mass_layer{l}_end"] / s[f"mass_layer{l}_start"] - 1) > tol]
+sys.exit(1 if bad else 0)' "$1/stats.json"; }
+same() { [ "$(field "$1" state_checksum)" = "$(field "$2" state_checksum)" ] && [ "$(field "$1" steps)" = "$(field "$2" steps)" ]; }
+
+ranks=(2)
+[ "$GPUS" -gt 2 ] && ranks+=("$GPUS")
+for prec in f32 f64; do
+    for cells in 64052 1001898; do
+        one="$W/one_${prec}_$cells"
+        "$PYCNO" run --cells "$cells" --t-end 0.1 --backend cuda --precision "$prec" --no-vtk -q --out "$one" ||
+            { echo "FAIL  one GPU $prec $cells cells: run failed"; fail=$((fail + 1)); continue; }
+        for np in "${ranks[@]}"; do
+            for ex in overlap blocking; do
+                d="$W/n${np}_${prec}_${cells}_$ex"
+                if mpirun --allow-run-as-root --bind-to none -np "$np" "$PYCNO" run --cells "$cells" --t-end 0.1 --backend cuda \
+                    --precision "$prec" --exchange "$ex" --no-vtk -q --out "$d"; then
+                    check "$np GPUs = 1 GPU bit for bit ($prec, $cells cells, $ex): checksum $(field "$d" state_checksum)" same "$one" "$d"
+                    check "$np GPUs: mass per layer conserved ($prec, $cells cells, $ex)" mass_ok "$d"
+                    check "$np GPUs: backend cuda on every rank" [ "$(field "$d" backend)" = cuda ]
+                else
+                    echo "FAIL  $np GPUs $prec $cells $ex: run failed"
+                    fail=$((fail + 1))
+                fi
+            done
+        done
+    done
+done
+# Parallel VTK output: one .vtu piece per rank per frame, a .pvtu tying them, all in the .pvd.
+d="$W/vtk"
+if mpirun --allow-run-as-root --bind-to none -np 2 "$PYCNO" run --cells 64052 --t-end 0.1 --output-interval 0.05 \
+    --backend cuda -q --out "$d"; then
+    check "2 GPUs: .pvtu set written (3 frames x 2 pieces)" [ "$(ls "$d"/*.pvtu | wc -l)" = 3 ] && [ "$(ls "$d"/*_p0000[01].vtu | wc -l)" = 6 ]
+    check "2 GPUs: .pvd lists the .pvtu files" grep -q 'dambreak_00002.pvtu' "$d/dambreak.pvd"
+else
+    echo "FAIL  2 GPUs with VTK output: run failed"
+    fail=$((fail + 1))
+fi
+# Checkpoints and restarts on GPUs.
+base=(run --cells 64052 --t-end 0.1 --output-interval 0.05 --backend cuda -q)
+ok_run() { "$@" >"$W/last.log" 2>&1 || { cat "$W/last.log"; return 1; }; }
+if ok_run "$PYCNO" "${base[@]}" --out "$W/ck_ref"; then
+    PYCNO_KILL=0:47 "$PYCNO" "${base[@]}" --out "$W/ck1" --checkpoint-every 20 >/dev/null 2>&1
+    check "1 GPU: killed (SIGKILL) after step 47, left no stats.json" [ ! -f "$W/ck1/stats.json" ]
+    ok_run "$PYCNO" run --restart "$W/ck1/checkpoints" --backend cuda -q
+    check "1 GPU: restart from step 40 = uninterrupted bit for bit" same "$W/ck_ref" "$W/ck1"
+    PYCNO_KILL=1:47 mpirun --allow-run-as-root --bind-to none -np 2 "$PYCNO" "${base[@]}" --out "$W/ck2" --checkpoint-every 20 --checkpoint-keep 5 >/dev/null 2>&1
+    check "2 GPUs: rank 1 killed after step 47, job ended" [ ! -f "$W/ck2/stats.json" ]
+    ok_run mpirun --allow-run-as-root --bind-to none -np 2 "$PYCNO" run --restart "$W/ck2/checkpoints" --backend cuda -q
+    check "2 GPUs: restart from step 40 on 2 GPUs = uninterrupted bit for bit" same "$W/ck_ref" "$W/ck2"
+    ok_run "$PYCNO" run --restart "$W/ck2/checkpoints/step_0000000020" --backend cuda -q --out "$W/ck2to1"
+    check "2-GPU checkpoint resumed on 1 GPU = uninterrupted bit for bit" same "$W/ck_ref" "$W/ck2to1"
+    check "2-GPU checkpoint resumed on the CPU (runs to the end)" ok_run "$PYCNO" run --restart "$W/ck2/checkpoints/step_0000000020" --backend cpu -q --out "$W/ck2cpu"
+fi
+cat >"$W/blowup.json" <<'JSON'
+{ "name": "blowup", "domain": { "outer": [[0, 0], [10, 0], [10, 1], [0, 1]] }, "resolution": { "cells": 800 },
+  "bathymetry": { "type": "constant", "depth": 1.0 },
+  "initial": { "type": "layers", "layer1": { "thickness": 0.001, "velocity": [40, 0] }, "layer2": { "thickness": 0.999, "velocity": [0, 0] } },
+  "physics": { "g": 9.81, "r": 0.5, "gamma": 0.9 }, "time": { "end": 2.0 } }
+JSON
+"$PYCNO" run "$W/blowup.json" --backend cuda -q --out "$W/bl" 2>"$W/bl.err"
+check "1 GPU: blow-up caught with its report and the last good state" grep -q "blew up at step .*last good state" "$W/bl.err"
+cat >"$W/gauges.json" <<'JSON'
+{ "name": "dambreak", "domain": { "outer": [[-5, -5], [5, -5], [5, 5], [-5, 5]] }, "resolution": { "cells": 64052 },
+  "bathymetry": { "type": "constant", "depth": 5.0 }, "initial": { "type": "circular_dam_break" },
+  "time": { "end": 0.1, "output_interval": 0.05 },
+  "gauges": { "interval": 0.01, "points": [ { "name": "centre", "at": [0.1, 0.05] }, { "name": "ring", "at": [1.5, 0] } ] } }
+JSON
+"$PYCNO" run "$W/gauges.json" --backend cuda -q --no-vtk --out "$W/g1" &&
+    mpirun --allow-run-as-root --bind-to none -np 2 "$PYCNO" run "$W/gauges.json" --backend cuda -q --no-vtk --out "$W/g2"
+check "gauges.csv on 2 GPUs = on 1 GPU" cmp -s "$W/g1/gauges.csv" "$W/g2/gauges.csv"
+
+echo "multi-gpu: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

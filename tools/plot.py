@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""Pictures of a pycno output directory (what `pycno run --out DIR` writes).
+
+  plot.py DIR                     DIR/<name>_interface_last.png: interface elevation, last frame
+  plot.py DIR --time 0.5          the frame whose time is closest to 0.5 s
+  plot.py DIR --field h1          any cell array; a vector one (velocity1) as its magnitude
+  plot.py DIR --animate           DIR/<name>_<field>.gif: every frame, one colour scale
+  plot.py DIR --gauges            DIR/gauges.png: the time series in DIR/gauges.csv
+  --out FILE                      write FILE instead
+
+Needs vtk, numpy and matplotlib (tools/setup.sh puts them in .venv).
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: must work without a display
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.animation import FuncAnimation, PillowWriter  # noqa: E402
+from matplotlib.tri import Triangulation  # noqa: E402
+
+DEFAULT_FIELD = "interface_elevation"
+UNITS = {"h1": "m", "h2": "m", "interface_elevation": "m", "free_surface_elevation": "m",
+         "bathymetry": "m", "velocity1": "m/s", "velocity2": "m/s"}
+# Short names keep the file names readable (dambreak_interface_last.png).
+SHORT = {"interface_elevation": "interface", "free_surface_elevation": "surface"}
+
+
+class PlotError(Exception):
+    """A problem worth one line to the user, not a traceback."""
+
+
+def run_name(outdir):
+    try:
+        with open(os.path.join(outdir, "stats.json")) as f:
+            return str(json.load(f)["name"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # stats.json is a convenience; the .pvd name will do
+
+
+def find_pvd(outdir):
+    if not os.path.isdir(outdir):
+        raise PlotError(f"{outdir}: no such directory")
+    name = run_name(outdir)
+    if name and os.path.isfile(os.path.join(outdir, name + ".pvd")):
+        return name, os.path.join(outdir, name + ".pvd")
+    pvds = sorted(f for f in os.listdir(outdir) if f.endswith(".pvd"))
+    if len(pvds) != 1:
+        what = "no .pvd file" if not pvds else "several .pvd files (" + ", ".join(pvds) + ")"
+        raise PlotError(f"{outdir}: {what}; is this a pycno output directory?")
+    return name or pvds[0][:-4], os.path.join(outdir, pvds[0])
+
+
+def read_series(pvd):
+    """[(time, file)] in time order."""
+    try:
+        root = ET.parse(pvd).getroot()
+        frames = [(float(d.get("timestep")), os.path.join(os.path.dirname(pvd), d.get("file")))
+                  for d in root.iter("DataSet")]
+    except (ET.ParseError, TypeError, ValueError) as e:
+        raise PlotError(f"{pvd}: not a readable VTK collection ({e})")
+    if not frames:
+        raise PlotError(f"{pvd}: lists no frames")
+    return sorted(frames)
+
+
+def read_grid(path):
+    import vtk  # slow to import; --gauges never needs it
+
+    vtk.vtkObject.GlobalWarningDisplayOff()  # we check the result ourselves, in one line
+    if not os.path.isfile(path):
+        raise PlotError(f"{path}: listed in the .pvd but missing")
+    reader = (vtk.vtkXMLPUnstructuredGridReader() if path.endswith(".pvtu")
+              else vtk.vtkXMLUnstructuredGridReader())
+    reader.SetFileName(path)
+    reader.Update()
+    grid = reader.GetOutput()
+    if grid is None or grid.GetNumberOfCells() == 0:
+        raise PlotError(f"{path}: could not be read (or holds no cells)")
+    return grid
+
+
+def triangulation(grid, path):
+    from vtk.util.numpy_support import vtk_to_numpy
+
+    xy = vtk_to_numpy(grid.GetPoints().GetData())[:, :2]
+    cells = grid.GetCells()
+    offsets = vtk_to_numpy(cells.GetOffsetsArray())
+    if np.any(np.diff(offsets) != 3):
+        raise PlotError(f"{path}: has cells that are not triangles")
+    tris = vtk_to_numpy(cells.GetConnectivityArray()).reshape(-1, 3)
+    return Triangulation(xy[:, 0], xy[:, 1], tris)
+
+
+def cell_field(grid, field, path):
+    """Per-cell values of `field`; vectors become their magnitude."""
+    from vtk.util.numpy_support import vtk_to_numpy
+
+    data = grid.GetCellData()
+    array = data.GetArray(field)
+    if array is None:
+        names = ", ".join(data.GetArrayName(i) for i in range(data.GetNumberOfArrays()))
+        raise PlotError(f"{path}: no cell array '{field}' (there are: {names})")
+    values = vtk_to_numpy(array).astype(float)
+    return np.linalg.norm(values, axis=1) if values.ndim == 2 else values
+
+
+def field_label(field, is_vector):
+    unit = UNITS.get(field, "m/s" if field.startswith("velocity") else "")
+    name = f"|{field}|" if is_vector else field
+    return f"{name} [{unit}]" if unit else name
+
+
+def atomic_save(path, write):
+    """Call write(tmp) then rename tmp onto path, so nobody ever sees half a picture."""
+    folder = os.path.dirname(os.path.abspath(path))
+    stem, ext = os.path.splitext(os.path.basename(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{stem}.", suffix=ext)  # ext: the format
+    except OSError as e:
+        raise PlotError(f"{path}: cannot write there ({e.strerror})")
+    os.close(fd)
+    try:
+        write(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give it a normal file's mode
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    print(path)
+
+
+def map_figure(tri, values, label, dpi):
+    fig, ax = plt.subplots(figsize=(7.5, 6.2), dpi=dpi)
+    coll = ax.tripcolor(tri, facecolors=values, shading="flat", cmap="viridis")
+    ax.set_aspect("equal")
+    # No margin: the domain edge then lies under the axes frame, which hides the odd
+    # unfilled boundary pixel that unantialiased triangles leave.
+    ax.margins(0)
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    fig.colorbar(coll, ax=ax, label=label, shrink=0.85)
+    return fig, ax, coll
+
+
+def title(name, t):
+    return f"{name}: t = {t:.4g} s"
+
+
+def plot_frame(args, outdir, name, frames):
+    if args.time is None:
+        t, path = frames[-1]
+        when = "last"
+    else:
+        times = np.array([f[0] for f in frames])
+        slack = 1e-9 * max(1.0, abs(times[-1]))  # the .pvd holds 0.30000000000000004 and such
+        if not times[0] - slack <= args.time <= times[-1] + slack:
+            raise PlotError(f"--time {args.time:g} is outside the series in {outdir} "
+                            f"({times[0]:g} to {times[-1]:g} s)")
+        t, path = frames[int(np.argmin(np.abs(times - args.time)))]
+        when = f"t{t:g}"
+    grid = read_grid(path)
+    tri = triangulation(grid, path)
+    values = cell_field(grid, args.field, path)
+    vector = grid.GetCellData().GetArray(args.field).GetNumberOfComponents() > 1
+    fig, ax, _ = map_figure(tri, values, field_label(args.field, vector), args.dpi)
+    ax.set_title(title(name, t))
+    out = args.out or os.path.join(outdir, f"{name}_{SHORT.get(args.field, args.field)}_{when}.png")
+    atomic_save(out, lambda tmp: fig.savefig(tmp, dpi=args.dpi, bbox_inches="tight", format="png"))
+    plt.close(fig)
+
+
+def plot_animation(args, outdir, name, frames):
+    grid = read_grid(frames[0][1])
+    tri = triangulation(grid, frames[0][1])
+    cell_field(grid, args.field, frames[0][1])  # fail on an unknown field before reading more
+    vector = grid.GetCellData().GetArray(args.field).GetNumberOfComponents() > 1
+    # Every frame is read up front: the colour scale has to span the whole series.
+    series = []
+    for t, path in frames:
+        values = cell_field(read_grid(path), args.field, path)
+        if len(values) != tri.triangles.shape[0]:
+            raise PlotError(f"{path}: {len(values)} cells, but the first frame has "
+                            f"{tri.triangles.shape[0]}; the mesh must not change")
+        series.append((t, values))
+    lo = min(v.min() for _, v in series)
+    hi = max(v.max() for _, v in series)
+    fig, ax, coll = map_figure(tri, series[0][1], field_label(args.field, vector), args.dpi)
+    coll.set_clim(lo, hi)
+    ax.set_title(title(name, series[0][0]))  # before tight_layout, so the title gets its room
+    fig.tight_layout()
+
+    def show(i):
+        coll.set_array(series[i][1])
+        ax.set_title(title(name, series[i][0]))
+        return (coll,)
+
+    anim = FuncAnimation(fig, show, frames=len(series), blit=False)
+    out = args.out or os.path.join(outdir, f"{name}_{SHORT.get(args.field, args.field)}.gif")
+    atomic_save(out, lambda tmp: anim.save(tmp, writer=PillowWriter(fps=args.fps), dpi=args.dpi))
+    plt.close(fig)
+
+
+def read_gauges(path):
+    """({gauge: "(x, y)"} from the comments, gauge names in order, {column: values})."""
+    if not os.path.isfile(path):
+        raise PlotError(f"{path}: no such file (was the run given any gauges?)")
+    where, header, rows = {}, None, []
+    with open(path, newline="") as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("#"):
+                m = re.match(r"#\s*gauge\s+(\S+)\s+at\s+(\([^)]*\))", line)
+                if m:
+                    where[m.group(1)] = m.group(2)
+            elif line and header is None:
+                header = next(csv.reader([line]))
+            elif line:
+                rows.append(next(csv.reader([line])))
+    suffixes = ["h1", "h2", "u1", "v1", "u2", "v2", "interface", "surface"]
+    if not header or header[:2] != ["time", "step"] or (len(header) - 2) % len(suffixes):
+        raise PlotError(f"{path}: the header is not 'time,step,<gauge>_h1,...'")
+    gauges = []
+    for i in range(2, len(header), len(suffixes)):
+        g = header[i][: -len("_h1")]
+        if [f"{g}_{s}" for s in suffixes] != header[i:i + len(suffixes)]:
+            raise PlotError(f"{path}: unexpected columns {header[i:i + len(suffixes)]}")
+        gauges.append(g)
+    if rows and len(rows[-1]) != len(header):
+        rows.pop()  # a run still going may be halfway through appending its last row
+    try:
+        table = np.array(rows, dtype=float).reshape(-1, len(header))
+    except ValueError:
+        raise PlotError(f"{path}: a data row is not {len(header)} numbers")
+    if len(table) == 0:
+        raise PlotError(f"{path}: holds no data rows")
+    return where, gauges, dict(zip(header, table.T))
+
+
+def plot_gauges(args, outdir, name):
+    path = os.path.join(outdir, "gauges.csv")
+    where, gauges, col = read_gauges(path)
+    t = col["time"]
+    fig, axes = plt.subplots(4, 1, figsize=(8, 9), sharex=True, dpi=args.dpi)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, g in enumerate(gauges):
+        c = colours[k % len(colours)]
+        label = f"{g} {where[g]}" if g in where else g
+        axes[0].plot(t, col[f"{g}_interface"], color=c, label=label)
+        axes[1].plot(t, col[f"{g}_surface"], color=c)
+        axes[2].plot(t, col[f"{g}_h1"], color=c)
+        axes[3].plot(t, np.hypot(col[f"{g}_u1"], col[f"{g}_v1"]), color=c)
+        axes[3].plot(t, np.hypot(col[f"{g}_u2"], col[f"{g}_v2"]), color=c, linestyle="--")
+    for ax, label in zip(axes, ["interface elevation [m]", "free surface [m]", "h1 [m]",
+                                "speed [m/s]\n(solid: layer 1, dashed: layer 2)"]):
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize="small")
+    axes[-1].set_xlabel("time [s]")
+    axes[0].set_title(f"{name or os.path.basename(os.path.abspath(outdir))}: gauges")
+    fig.tight_layout()
+    out = args.out or os.path.join(outdir, "gauges.png")
+    atomic_save(out, lambda tmp: fig.savefig(tmp, dpi=args.dpi, format="png"))
+    plt.close(fig)
+
+
+def main():
+    p = argparse.ArgumentParser(
+        description="Pictures of a pycno output directory: a map of one frame (default: the "
+        "interface elevation at the last output time), an animated GIF of all frames, or the "
+        "gauge time series.",
+        epilog="Prints the path of each file it writes.  Exit status: 1 on an error, "
+        "2 on a bad command line.")
+    p.add_argument("dir", metavar="DIR", help="output directory of `pycno run --out DIR`")
+    p.add_argument("--field", default=DEFAULT_FIELD,
+                   help="cell array to map (default %(default)s); a vector array, e.g. "
+                   "velocity1, is mapped as its magnitude")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--time", type=float, metavar="T",
+                      help="map the frame whose time is closest to T seconds (default: the last)")
+    mode.add_argument("--animate", action="store_true",
+                      help="write DIR/<name>_<field>.gif of all frames, one colour scale")
+    mode.add_argument("--gauges", action="store_true",
+                      help="write DIR/gauges.png from DIR/gauges.csv")
+    p.add_argument("--out", metavar="FILE", help="write FILE instead of the default path")
+    p.add_argument("--dpi", type=int, default=110, help="resolution (default %(default)s)")
+    p.add_argument("--fps", type=float, default=4, help="GIF frames per second (default %(default)s)")
+    args = p.parse_args()
+    if args.gauges and args.field != DEFAULT_FIELD:
+        p.error("--field has no meaning with --gauges")
+
+    try:
+        if args.out and not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
+            raise PlotError(f"{args.out}: its directory does not exist")
+        if args.gauges:
+            if not os.path.isdir(args.dir):
+                raise PlotError(f"{args.dir}: no such directory")
+            plot_gauges(args, args.dir, run_name(args.dir))
+            return 0
+        name, pvd = find_pvd(args.dir)
+        frames = read_series(pvd)
+        (plot_animation if args.animate else plot_frame)(args, args.dir, name, frames)
+    except PlotError as e:
+        print(f"plot.py: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"plot.py: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
