@@ -83,3 +83,7 @@ fi
 frames=$(grep -c '<DataSet' "$pvd" || true)
 echo "demo: done: $(show "$pvd") ($frames frames), statistics in $(show "$out/stats.json")"
 echo "demo: open it in ParaView:  paraview $(show "$pvd")"
+# A quick look without ParaView (the picture tool needs the venv's vtk and matplotlib).
+if png="$(python3 "$ROOT/tools/plot.py" "$out" 2>/dev/null | tail -n 1)" && [ -n "$png" ]; then
+    echo "demo: a picture of the last frame: $(show "${png##* }")"
+fi

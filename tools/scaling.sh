@@ -11,7 +11,7 @@
 #   PYCNO            the pycno binary (default: target/release/pycno, else pycno on PATH)
 #   STRONG           strong-scaling sizes, comma-separated (default: the paper's four large
 #                    meshes, 1e7 and 3e7 cells)
-#   WEAK             cells per GPU for weak scaling, comma-separated (default 1e7)
+#   WEAK             cells per GPU for weak scaling, comma-separated (default 1e7; none: skip)
 #   OUT              where the table (scaling.md), the raw rows (scaling.csv) and each run's
 #                    stats go (default WORKDIR)
 #   BACKEND          cuda (default) or cpu
@@ -89,6 +89,7 @@ PY
 
 IFS=, read -r -a strong <<<"$STRONG"
 IFS=, read -r -a weak <<<"$WEAK"
+[ "$WEAK" = none ] && weak=()
 for n in "${strong[@]}"; do
     run strong "$n" 1 none
     run strong "$n" "$G" overlap
@@ -102,4 +103,4 @@ for n in "${weak[@]}"; do
     run weak "$total" "$G" blocking
 done
 
-python3 "$ROOT/tools/scaling_table.py" "$CSV" "$G" | tee "$OUT/scaling.md"
+python3 "$ROOT/tools/scaling_table.py" "$CSV" "$G" "$BACKEND" | tee "$OUT/scaling.md"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turn tools/scaling.sh's CSV into the scaling tables (markdown) and, with matplotlib, a plot.
 
-Usage: scaling_table.py scaling.csv GPUS
+Usage: scaling_table.py scaling.csv GPUS [BACKEND]   (BACKEND cpu labels the columns "ranks")
 
 Strong scaling: speed-up and efficiency of GPUS GPUs against one at the same mesh (paper
 Table 2 and Figure 4). Weak scaling: efficiency = time on one GPU with n cells over time on
@@ -17,6 +17,8 @@ import sys
 
 rows = list(csv.DictReader(open(sys.argv[1])))
 G = int(sys.argv[2])
+U = "ranks" if len(sys.argv) > 3 and sys.argv[3] == "cpu" else "GPUs"
+U1 = "rank" if U == "ranks" else "GPU"
 for r in rows:
     for k in ("cells", "gpus", "steps"):
         r[k] = int(r[k])
@@ -24,8 +26,8 @@ for r in rows:
         r[k] = float(r[k])
 
 one = {r["cells"]: r for r in rows if r["gpus"] == 1}
-print(f"### Strong scaling, {G} GPUs against 1 (t = 0.1, stepping seconds)\n")
-print("| cells | steps | 1 GPU (s) | overlap (s) | blocking (s) | speed-up (overlap) | efficiency | overlap gain | same bits |")
+print(f"### Strong scaling, {G} {U} against 1 (t = 0.1, stepping seconds)\n")
+print(f"| cells | steps | 1 {U1} (s) | overlap (s) | blocking (s) | speed-up (overlap) | efficiency | overlap gain | same bits |")
 print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :---: |")
 plot = []
 for r in rows:
@@ -41,8 +43,8 @@ for r in rows:
     print(f"| {n} | {r['steps']} | {r['seconds']:.4f} | {ov['seconds']:.4f} | {bl['seconds']:.4f} | {sp:.2f}x | {100 * sp / G:.1f}% | {100 * (bl['seconds'] / ov['seconds'] - 1):+.1f}% | {same} |")
     plot.append((n, sp))
 
-print(f"\n### Weak scaling, {G} GPUs\n")
-print("| cells per GPU | 1 GPU: cells, steps, s | {0} GPUs: cells, steps, s (overlap) | blocking s | efficiency (per step) |".format(G))
+print(f"\n### Weak scaling, {G} {U}\n")
+print(f"| cells per {U1} | 1 {U1}: cells, steps, s | {G} {U}: cells, steps, s (overlap) | blocking s | efficiency (per step) |")
 print("| ---: | ---: | ---: | ---: | ---: |")
 for r in rows:
     if r["gpus"] != G or r["exchange"] != "overlap" or r["kind"] != "weak":
@@ -56,10 +58,11 @@ for r in rows:
     bls = f"{bl['seconds']:.4f}" if bl else "-"
     print(f"| {per:.3g} | {base['cells']}, {base['steps']}, {base['seconds']:.4f} | {r['cells']}, {r['steps']}, {r['seconds']:.4f} | {bls} | {100 * eff:.1f}% |")
 
-print(f"\n### Per-phase host seconds per step on {G} GPUs (mean over ranks)\n")
-print("On a GPU, kernels are queued and run asynchronously: `edges` is the time to queue them, `exchange` the host's wait")
-print("for the messages while the interior edge kernel runs, `dt` includes waiting for all queued kernels (the time")
-print("step is read back).\n")
+print(f"\n### Per-phase host milliseconds per step on {G} {U} (mean over ranks)\n")
+if U == "GPUs":
+    print("On a GPU, kernels are queued and run asynchronously: `edges` is the time to queue them, `exchange` the host's wait")
+    print("for the messages while the interior edge kernel runs, `dt` includes waiting for all queued kernels (the time")
+    print("step is read back).\n")
 print("| cells | loop | pack | exchange | unpack | edges | dt (+ kernels) | allreduce | update | total |")
 print("| ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for r in rows:
@@ -78,10 +81,10 @@ try:
     if plot:
         fig, ax = plt.subplots(figsize=(6, 4))
         xs, ys = zip(*plot)
-        ax.semilogx(xs, ys, "o-", label=f"pycno, {G} GPUs (overlap)")
+        ax.semilogx(xs, ys, "o-", label=f"pycno, {G} {U} (overlap)")
         ax.axhline(G, color="gray", ls="--", label="linear")
         ax.set_xlabel("cells")
-        ax.set_ylabel("speed-up over one GPU")
+        ax.set_ylabel(f"speed-up over one {U1}")
         ax.set_title("Strong scaling, paper benchmark to t = 0.1")
         ax.legend()
         ax.grid(True, which="both", alpha=0.3)

@@ -144,6 +144,13 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario> {
         s.resolution.cells = Some(n);
         s.resolution.max_area = None;
     }
+    apply_overrides(&mut s, opts)?;
+    Ok(s)
+}
+
+/// The options that change when and where a run writes (`--t-end`, `--output-interval`,
+/// `--out`), then the scenario checked again.
+fn apply_overrides(s: &mut Scenario, opts: &RunOptions) -> Result<()> {
     if let Some(t) = opts.t_end {
         s.time.end = t;
         if let Some(ts) = &mut s.time.output_times {
@@ -157,8 +164,7 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario> {
     if let Some(out) = &opts.out {
         s.output.dir = out.clone();
     }
-    s.validate().map_err(|e| anyhow!("{e:#} (after applying the command-line options)"))?;
-    Ok(s)
+    s.validate().map_err(|e| anyhow!("{e:#} (after applying the command-line options)"))
 }
 
 pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
@@ -236,23 +242,10 @@ fn load_restart(path: &Path, opts: &RunOptions) -> Result<Restart> {
         bail!("checkpoint {} holds a {} run: restart it with --precision {}", dir.display(), meta.precision, meta.precision);
     }
     let mut s = Scenario::from_json(&meta.scenario.to_string()).with_context(|| format!("checkpoint {}: its scenario", dir.display()))?;
-    if let Some(t) = opts.t_end {
-        if t <= meta.time {
-            bail!("--t-end {t}: the checkpoint {} is already at t = {}", dir.display(), meta.time);
-        }
-        s.time.end = t;
-        if let Some(ts) = &mut s.time.output_times {
-            ts.retain(|&x| x <= t);
-        }
+    if let Some(t) = opts.t_end.filter(|&t| t <= meta.time) {
+        bail!("--t-end {t}: the checkpoint {} is already at t = {}", dir.display(), meta.time);
     }
-    if let Some(dt) = opts.output_interval {
-        s.time.output_interval = Some(dt);
-        s.time.output_times = None;
-    }
-    if let Some(out) = &opts.out {
-        s.output.dir = out.clone();
-    }
-    s.validate().map_err(|e| anyhow!("{e:#} (after applying the command-line options)"))?;
+    apply_overrides(&mut s, opts)?;
     let resume = Resume {
         step: meta.step,
         time: meta.time,
