@@ -36,13 +36,21 @@ check() { # name, then a command that must succeed
     fi
 }
 field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1/stats.json" "$2"; }
+# float32 stores the thicknesses: an update below half an ulp of h is lost, so over 10^6
+# nearly still cells a layer's mass drifts by about 1e-6 in 337 steps, on the CPU as on the
+# GPU (BENCHMARKS.md); float64 conserves to 1e-14.
 mass_ok() { python3 -c 'import json,sys
 s = json.load(open(sys.argv[1]))
-tol = 1e-6 if s["precision"] == "f32" else 1e-12
+tol = 5e-6 if s["precision"] == "f32" else 1e-12
 drift = [abs(s[f"mass_layer{l}_end"] / s[f"mass_layer{l}_start"] - 1) for l in "12"]
 print(f"      relative mass change: layer 1 {drift[0]:.2e}, layer 2 {drift[1]:.2e} (tolerance {tol:.0e})")
 sys.exit(1 if max(drift) > tol else 0)' "$1/stats.json"; }
 same() { [ "$(field "$1" state_checksum)" = "$(field "$2" state_checksum)" ] && [ "$(field "$1" steps)" = "$(field "$2" steps)" ]; }
+# The ranks together hold the one-GPU run's mass (the exchange loses nothing): to 1e-12,
+# the rounding of summing the cells in another order.
+same_mass() { python3 -c 'import json,sys
+a, b = (json.load(open(f + "/stats.json")) for f in sys.argv[1:3])
+sys.exit(0 if all(abs(b[k] / a[k] - 1) < 1e-12 for k in ("mass_layer1_end", "mass_layer2_end")) else 1)' "$1" "$2"; }
 
 ranks=(2)
 [ "$GPUS" -gt 2 ] && ranks+=("$GPUS")
@@ -59,6 +67,7 @@ for prec in f32 f64; do
                     --precision "$prec" --exchange "$ex" --no-vtk -q --out "$d"; then
                     check "$np GPUs = 1 GPU bit for bit ($prec, $cells cells, $ex): checksum $(field "$d" state_checksum)" same "$one" "$d"
                     check "$np GPUs: mass per layer conserved ($prec, $cells cells, $ex)" mass_ok "$d"
+                    check "$np GPUs: mass per layer = 1 GPU's ($prec, $cells cells, $ex)" same_mass "$one" "$d"
                     check "$np GPUs: backend cuda on every rank" [ "$(field "$d" backend)" = cuda ]
                 else
                     echo "FAIL  $np GPUs $prec $cells $ex: run failed"
