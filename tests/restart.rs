@@ -351,3 +351,35 @@ fn bad_inputs_are_rejected_with_clear_errors() {
     // And the intact checkpoint still restarts.
     ok(restart(0, &c10, &[]));
 }
+
+#[test]
+fn the_picture_tool_renders_maps_animations_and_gauges() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scen = gauge_scenario(tmp.path(), r#"[{"name": "centre", "at": [0.1, 0.05]}, {"name": "ring", "at": [1.5, 0]}]"#);
+    let out = tmp.path().join("p");
+    ok(pycno(0, &["run", &scen.display().to_string(), "--backend", "cpu", "-q", "--out", &out.display().to_string()], &[]));
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/plot.py");
+    let plot = |args: &[&str]| Command::new("python3").arg(&tool).arg(&out).args(args).output().unwrap();
+    for (args, file, magic) in [
+        (&[][..], "dambreak_interface_last.png", &b"\x89PNG"[..]),
+        (&["--time", "0.1", "--field", "velocity1"][..], "map.png", &b"\x89PNG"[..]),
+        (&["--animate"][..], "dambreak_interface.gif", &b"GIF8"[..]),
+        (&["--gauges"][..], "gauges.png", &b"\x89PNG"[..]),
+    ] {
+        let mut a: Vec<&str> = args.to_vec();
+        let target = out.join(file).display().to_string();
+        if file == "map.png" {
+            a.extend(["--out", &target]);
+        }
+        let o = plot(&a);
+        assert!(o.status.success(), "plot.py {args:?}:\n{}", text(&o));
+        let bytes = std::fs::read(out.join(file)).unwrap_or_else(|_| panic!("plot.py {args:?} wrote no {file}"));
+        assert!(bytes.starts_with(magic) && bytes.len() > 5000, "{file} is not a picture");
+    }
+    // Bad input: one line naming what is wrong, status 1.
+    let o = plot(&["--field", "nosuch"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nosuch"));
+    let o = plot(&["--time", "99"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+}
