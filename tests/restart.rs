@@ -383,3 +383,19 @@ fn the_picture_tool_renders_maps_animations_and_gauges() {
     let o = plot(&["--time", "99"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
 }
+
+#[test]
+fn wall_clock_checkpoints_are_written_and_restart() {
+    // A microsecond interval makes every step due: deterministic, and no waiting.
+    let tmp = tempfile::tempdir().unwrap();
+    let (refd, want) = reference(tmp.path());
+    let d = tmp.path().join("clock");
+    killed(&run(0, &args(&d, &["--checkpoint-seconds", "0.000001", "--checkpoint-keep", "3"]), &[("PYCNO_KILL", "0:23")]));
+    let kept: Vec<String> = std::fs::read_dir(d.join("checkpoints")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    let mut kept = kept;
+    kept.sort();
+    assert_eq!(kept, ["step_0000000020", "step_0000000021", "step_0000000022"], "the newest 3 of one per step (killed before step 23's)");
+    ok(restart(0, &d.join("checkpoints"), &[]));
+    assert_resumed_equal(&d, &want, &refd, 22);
+    fails(&run(0, &args(&tmp.path().join("bad"), &["--checkpoint-seconds", "0"]), &[]), &["--checkpoint-seconds", "positive"]);
+}
