@@ -7,6 +7,7 @@ pub mod run;
 pub mod stats;
 
 use crate::mesh::{check::check_and_orient, generate, io, order::hilbert_order, Mesh, Topology};
+use crate::partition::files;
 use crate::scenario::Scenario;
 use anyhow::{bail, Context, Result};
 use std::time::Instant;
@@ -17,6 +18,15 @@ pub struct PreparedMesh {
     pub mesh: Mesh,
     pub topo: Topology,
     pub seconds: f64,
+    /// [`files::mesh_fingerprint`] of `mesh`, computed on first use (a pass over the whole
+    /// mesh that partition files, checkpoints and runs all need).
+    fingerprint: std::sync::OnceLock<u64>,
+}
+
+impl PreparedMesh {
+    pub fn fingerprint(&self) -> u64 {
+        *self.fingerprint.get_or_init(|| files::mesh_fingerprint(&self.mesh))
+    }
 }
 
 pub fn prepare_mesh(mut mesh: Mesh, source: &str) -> Result<PreparedMesh> {
@@ -28,7 +38,7 @@ pub fn prepare_mesh(mut mesh: Mesh, source: &str) -> Result<PreparedMesh> {
     if parts > 1 {
         bail!("{source}: invalid mesh: it has {parts} disconnected parts; a run needs one connected mesh");
     }
-    Ok(PreparedMesh { mesh, topo, seconds: clock.elapsed().as_secs_f64() })
+    Ok(PreparedMesh { mesh, topo, seconds: clock.elapsed().as_secs_f64(), fingerprint: Default::default() })
 }
 
 /// The scenario's mesh: read from its mesh file or triangulated from its domain.

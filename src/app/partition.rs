@@ -97,7 +97,7 @@ pub fn write_partition(
     owners: Option<&Path>,
 ) -> Result<(Manifest, Partitioned)> {
     check_ranks(ranks, pm.topo.num_cells())?;
-    let fingerprint = files::mesh_fingerprint(&pm.mesh);
+    let fingerprint = pm.fingerprint();
     let owner = owners.map(|f| partition::owners::read_owners(f, pm.topo.num_cells(), ranks)).transpose()?;
     let method = match owners {
         Some(f) => format!("cell owners from {}", f.display()),
@@ -169,7 +169,7 @@ fn check_ranks(ranks: usize, cells: usize) -> Result<()> {
 /// Read the partition in `dir` back (every file) and check it against `pm`.
 pub fn check_partition(dir: &Path, pm: &PreparedMesh) -> Result<(Manifest, Vec<Submesh>)> {
     let m = files::read_manifest(dir)?;
-    let fingerprint = files::mesh_fingerprint(&pm.mesh);
+    let fingerprint = pm.fingerprint();
     let made_for = files::manifest_fingerprint(&m)?;
     if made_for != fingerprint {
         bail!(

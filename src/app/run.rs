@@ -187,7 +187,7 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     let resume = match restart {
         Some(r) => {
             state = agree(comm, restart_state(&r, &pm))?;
-            Some(r.resume)
+            Some(r.meta)
         }
         None => None,
     };
@@ -207,23 +207,11 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     Ok(stats)
 }
 
-/// Where a checkpointed run stood, beyond its cells.
-pub struct Resume {
-    pub step: u64,
-    pub time: f64,
-    pub frames: Vec<(f64, String)>,
-    pub dt_min: f64,
-    pub dt_max: f64,
-    pub mass_layer1_start: f64,
-    pub mass_layer2_start: f64,
-    pub fallbacks: u64,
-}
-
+/// The checkpoint to resume (its `meta` says where the run stood) and its scenario.
 pub struct Restart {
     dir: PathBuf,
     meta: checkpoint::Meta,
     scenario: Scenario,
-    resume: Resume,
 }
 
 /// The checkpoint to resume, and its scenario with the command-line options that make sense
@@ -246,22 +234,12 @@ fn load_restart(path: &Path, opts: &RunOptions) -> Result<Restart> {
         bail!("--t-end {t}: the checkpoint {} is already at t = {}", dir.display(), meta.time);
     }
     apply_overrides(&mut s, opts)?;
-    let resume = Resume {
-        step: meta.step,
-        time: meta.time,
-        frames: meta.frames.clone(),
-        dt_min: meta.dt_min,
-        dt_max: meta.dt_max,
-        mass_layer1_start: meta.mass_layer1_start,
-        mass_layer2_start: meta.mass_layer2_start,
-        fallbacks: meta.hyperbolicity_fallbacks,
-    };
-    Ok(Restart { dir, meta, scenario: s, resume })
+    Ok(Restart { dir, meta, scenario: s })
 }
 
 /// The checkpoint's cells, by global id, after checking that they belong to this mesh.
 fn restart_state(r: &Restart, pm: &PreparedMesh) -> Result<Vec<CellState>> {
-    let fingerprint = files::mesh_fingerprint(&pm.mesh);
+    let fingerprint = pm.fingerprint();
     if r.meta.mesh_fingerprint != files::fingerprint_hex(fingerprint) || r.meta.cells != pm.topo.num_cells() {
         bail!(
             "checkpoint {} was made on another mesh ({} cells, fingerprint {}; this scenario's mesh: {} cells, {})",
@@ -337,7 +315,7 @@ impl Checkpointer {
 /// without a partition directory: the whole mesh in global order.
 fn rank_submesh(opts: &RunOptions, pm: &PreparedMesh, comm: &dyn Comm) -> Result<Option<Submesh>> {
     let (rank, size) = (comm.rank(), comm.size());
-    let fingerprint = files::mesh_fingerprint(&pm.mesh);
+    let fingerprint = pm.fingerprint();
     if let Some(dir) = &opts.partition {
         let m = files::read_manifest(dir)?;
         if m.stats.ranks != size {
@@ -389,7 +367,7 @@ pub(crate) fn run_with<T: CudaReal>(
     choice: BackendChoice,
     comm: &dyn Comm,
     sub: Option<&Submesh>,
-    resume: Option<&Resume>,
+    resume: Option<&checkpoint::Meta>,
 ) -> Result<RunStats> {
     let params = agree(comm, Params::<T>::new(s.physics.g, s.physics.r))?;
     let (layout, part) = match sub {
@@ -406,13 +384,17 @@ pub(crate) fn run_with<T: CudaReal>(
         }
         Some(sub) => {
             let layout = agree(comm, sub.layout::<T>(&pm.topo, depth, state))?;
-            let owned = &sub.global_cell[..sub.n_owned];
+            let owned = |global: &[f64]| -> Result<Vec<f64>> {
+                let mut v = sub.gather(global)?;
+                v.truncate(sub.n_owned);
+                Ok(v)
+            };
             let part = RankPart {
                 layout_cells: sub.num_cells(),
-                global: owned.to_vec(),
+                global: sub.global_cell[..sub.n_owned].to_vec(),
                 mesh: Some(sub.owned_mesh(&pm.mesh)),
-                depth: owned.iter().map(|&g| depth[g as usize]).collect(),
-                area: owned.iter().map(|&g| pm.topo.cell_area[g as usize]).collect(),
+                depth: agree(comm, owned(depth))?,
+                area: agree(comm, owned(&pm.topo.cell_area))?,
             };
             (layout, part)
         }
@@ -451,7 +433,7 @@ pub(crate) fn run_with<T: CudaReal>(
         series.write(comm, 0, 0.0, &piece, &start_state)?;
         output_seconds += clock.elapsed().as_secs_f64();
     }
-    let fingerprint = files::mesh_fingerprint(&pm.mesh);
+    let fingerprint = pm.fingerprint();
     let mut checkpointer = agree(comm, Checkpointer::new(opts, s, fingerprint, std::mem::size_of::<T>()))?;
     let mut gauges = match &s.gauges {
         Some(g) => Some(agree(
@@ -476,7 +458,7 @@ pub(crate) fn run_with<T: CudaReal>(
         first_step,
     };
     let (mut dt_lo, mut dt_hi) = resume.map_or((f64::INFINITY, 0.0), |r| (r.dt_min, r.dt_max));
-    let fallbacks_before = resume.map_or(0, |r| r.fallbacks);
+    let fallbacks_before = resume.map_or(0, |r| r.hyperbolicity_fallbacks);
     let mut gauge_step = None;
     let mut progress = Progress::new(t_start, s.time.end, opts.quiet || !comm.is_root());
     let ranks_note = if comm.size() > 1 { format!(" x {} ranks ({:?} exchange)", comm.size(), opts.exchange).to_lowercase() } else { String::new() };
@@ -657,7 +639,6 @@ fn write_checkpoint(ck: &mut Checkpointer, comm: &dyn Comm, b: &mut dyn Backend,
                 mesh_fingerprint: files::fingerprint_hex(ck.fingerprint),
                 scenario,
                 frames: c.frames.to_vec(),
-                outputs_done: c.frames.len().saturating_sub(1),
                 dt_min: c.dt_min,
                 dt_max: c.dt_max,
                 mass_layer1_start: c.m1_start,

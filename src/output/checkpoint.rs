@@ -41,8 +41,6 @@ pub struct Meta {
     pub scenario: serde_json::Value,
     /// The `.pvd` entries written so far: (time, file).
     pub frames: Vec<(f64, String)>,
-    /// Output times already reached (frames after the initial one).
-    pub outputs_done: usize,
     pub dt_min: f64,
     pub dt_max: f64,
     pub mass_layer1_start: f64,

@@ -2,7 +2,7 @@
 //! rayon. Each edge writes its own accumulator slots, so threads never share a word.
 
 use super::backend::{Backend, Health};
-use super::layout::{CellState, Layout, WALL};
+use super::layout::{cell_state, CellState, Layout, WALL};
 use crate::physics::{edge_flux, wall_flux, Params, Real, Side};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
@@ -187,10 +187,10 @@ impl<T: Real> Backend for CpuBackend<T> {
     }
     fn previous_state(&mut self) -> Result<Vec<CellState>> {
         let n = self.lay.n_owned;
-        Ok((0..n).map(|c| cell_state(self.other[0][c], self.other[1][c])).collect())
+        Ok((0..n).map(|c| cell_state(&self.other[0][c], &self.other[1][c])).collect())
     }
     fn read_cells(&mut self, cells: &[usize]) -> Result<Vec<CellState>> {
-        Ok(cells.iter().map(|&c| cell_state(self.lay.v1[c], self.lay.v2[c])).collect())
+        Ok(cells.iter().map(|&c| cell_state(&self.lay.v1[c], &self.lay.v2[c])).collect())
     }
     fn num_edges(&self) -> usize {
         self.lay.num_edges()
@@ -216,10 +216,6 @@ impl<T: Real> Backend for CpuBackend<T> {
         copy_into_records(&mut self.lay.v1[n..], v1)?;
         copy_into_records(&mut self.lay.v2[n..], v2)
     }
-}
-
-fn cell_state<T: Real>(a: [T; 4], b: [T; 4]) -> CellState {
-    CellState { h1: a[0].f64(), q1: [a[1].f64(), a[2].f64()], h2: b[0].f64(), q2: [b[1].f64(), b[2].f64()] }
 }
 
 fn records_as_bytes<T: Real>(r: &[[T; 4]]) -> &[u8] {

@@ -75,18 +75,14 @@ impl<T: Real> Layout<T> {
 
     /// State of the owned cells in float64.
     pub fn host_state(&self) -> Vec<CellState> {
-        (0..self.n_owned)
-            .map(|c| {
-                let (a, b) = (self.v1[c], self.v2[c]);
-                CellState {
-                    h1: a[0].f64(),
-                    q1: [a[1].f64(), a[2].f64()],
-                    h2: b[0].f64(),
-                    q2: [b[1].f64(), b[2].f64()],
-                }
-            })
-            .collect()
+        (0..self.n_owned).map(|c| cell_state(&self.v1[c], &self.v2[c])).collect()
     }
+}
+
+/// A cell's state from its `v1` and `v2` records (four floats each, as on the host and the
+/// GPU alike).
+pub fn cell_state<T: Real>(a: &[T], b: &[T]) -> CellState {
+    CellState { h1: a[0].f64(), q1: [a[1].f64(), a[2].f64()], h2: b[0].f64(), q2: [b[1].f64(), b[2].f64()] }
 }
 
 /// Bytes each kernel must move through device memory per launch in this layout, counted by
