@@ -3,7 +3,7 @@ use clap::{Parser, Subcommand};
 use pycno::app::bench::{bench, profile_rows, table_header, table_row, BenchOptions};
 use pycno::app::run::{describe_outputs, load_scenario, run, BackendChoice, Precision, RunOptions};
 use pycno::app::scenario_mesh;
-use pycno::comm::halo::ExchangeMode;
+use pycno::solver::exchange::ExchangeMode;
 use pycno::comm::mpi::{launched_by_mpi, MpiComm};
 use pycno::comm::{agreed, Comm, Single};
 use pycno::mesh::io;

@@ -9,7 +9,8 @@ use pycno::physics::Params;
 use pycno::scenario::{initial, Scenario};
 use pycno::solver::cuda::{probe, CudaBackend, CudaReal};
 use pycno::solver::stepper::step_loop;
-use pycno::solver::{Backend, CellState, CpuBackend, Layout};
+use pycno::physics::CellState;
+use pycno::solver::{Backend, CpuBackend, Layout};
 
 fn gpu() -> bool {
     match probe() {

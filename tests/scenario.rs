@@ -386,7 +386,7 @@ fn zero_area_and_collinear_polygons_are_rejected() {
 fn collinear_polygon_with_rounding_noise_is_rejected() {
     // On the line y = 0.2 x + 0.7; in binary floating point the shoelace sum is 2.8e-17.
     let pts = [[0.1, 0.72], [0.3, 0.76], [0.7, 0.84]];
-    let area = pycno::scenario::polygon::signed_area(&pts);
+    let area = pycno::mesh::domain::signed_area(&pts);
     // Keep the test honest: collinear to rounding, and not exactly zero (that case is
     // covered above).
     assert!(area != 0.0 && area.abs() < 1e-15, "{area}");

@@ -3,10 +3,10 @@
 use super::progress::Progress;
 use super::stats::{KernelStat, RunStats};
 use super::{scenario_mesh, PreparedMesh};
-use crate::comm::halo::{AllEdges, EdgePass, ExchangeMode, HaloPlan, MpiHalo, PhaseTimes};
+use crate::solver::exchange::{AllEdges, EdgePass, ExchangeMode, MpiHalo, PhaseTimes};
 use crate::comm::{agree, Comm};
 use crate::mesh::Mesh;
-use crate::output::atomic::write_bytes_atomic;
+use crate::util::atomic::write_bytes_atomic;
 use crate::output::checkpoint;
 use crate::output::gauges::GaugeRecorder;
 use crate::output::series::{Piece, Series};
@@ -16,7 +16,8 @@ use crate::scenario::{initial, Scenario};
 use crate::solver::stepper::{step_loop_with, BlowUp, Event, Schedule};
 use crate::solver::cuda::{self, CudaBackend, CudaReal};
 use crate::solver::layout::kernel_bytes;
-use crate::solver::{Backend, CellState, CpuBackend, Layout};
+use crate::physics::CellState;
+use crate::solver::{Backend, CpuBackend, Layout};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::ValueEnum;
 use std::path::{Path, PathBuf};
@@ -405,7 +406,7 @@ pub(crate) fn run_with<T: CudaReal>(
     }
     let mut edges: Box<dyn EdgePass + '_> = match (sub, comm.as_mpi()) {
         (Some(sub), Some(mpi)) if comm.size() > 1 => {
-            Box::new(MpiHalo::new(mpi, opts.exchange, HaloPlan::from_submesh(sub), backend.cell_bytes()))
+            Box::new(MpiHalo::new(mpi, opts.exchange, sub.halo_plan(), backend.cell_bytes()))
         }
         _ => Box::new(AllEdges),
     };
@@ -593,7 +594,7 @@ pub fn state_checksum(global: &[u32], state: &[CellState]) -> u64 {
     state
         .iter()
         .zip(global)
-        .map(|(s, &g)| [s.h1, s.q1[0], s.q1[1], s.h2, s.q2[0], s.q2[1]].iter().fold(mix(g as u64), |h, x| mix(h ^ x.to_bits())))
+        .map(|(s, &g)| s.to_array().iter().fold(mix(g as u64), |h, x| mix(h ^ x.to_bits())))
         .fold(0u64, u64::wrapping_add)
 }
 
@@ -686,9 +687,7 @@ fn diagnose(e: anyhow::Error, b: &mut dyn Backend, pm: &PreparedMesh, global: &[
         (Ok(st), Ok(good)) => (st, good),
         (Err(read), _) | (_, Err(read)) => return read.context(format!("{bu}; reading the state back failed")),
     };
-    let bad = |s: &CellState| {
-        !(s.h1 > 0.0 && s.h2 > 0.0) || ![s.h1, s.h2, s.q1[0], s.q1[1], s.q2[0], s.q2[1]].iter().all(|x| x.is_finite())
-    };
+    let bad = |s: &CellState| !s.is_admissible();
     let count = st.iter().filter(|s| bad(s)).count();
     let total = comm.sum_u64(count as u64);
     // The state before the bad update, with the cells that then went bad marked.

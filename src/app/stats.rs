@@ -1,6 +1,6 @@
 //! Run statistics: printed at the end of a run and written as `stats.json` beside the output.
 
-use crate::comm::halo::{ExchangeMode, PhaseTimes};
+use crate::solver::exchange::{ExchangeMode, PhaseTimes};
 use serde::Serialize;
 
 #[derive(Clone, Debug, Default, Serialize)]

@@ -1,5 +1,5 @@
 //! The collective operations a run needs, on one process ([`Single`]) or over MPI
-//! ([`mpi::MpiComm`]), and the halo exchange of the receive block ([`halo`]).
+//! ([`mpi::MpiComm`]). The halo exchange built on them is `solver::exchange`.
 //!
 //! Failure policy: a step that every rank takes together (reading the scenario, building the
 //! mesh, reading a partition file, writing an output frame) ends with [`agree`], so that a
@@ -8,7 +8,6 @@
 //! the middle of a step) aborts the whole job from the rank that saw it (see `main.rs`), so
 //! no rank is ever left waiting in a collective.
 
-pub mod halo;
 pub mod mpi;
 
 use anyhow::Result;

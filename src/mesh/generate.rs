@@ -2,7 +2,31 @@
 //! outer polygon and its holes, then Delaunay refinement to the requested area and angle.
 
 use super::Mesh;
-use crate::scenario::{polygon::signed_area, Domain, Resolution};
+use super::domain::{signed_area, Domain};
+use serde::{Deserialize, Serialize};
+
+/// How fine a generated mesh is (the scenario's `resolution` section).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resolution {
+    /// Target number of triangles (met to within a few percent).
+    #[serde(default)]
+    pub cells: Option<u64>,
+    /// Largest allowed triangle area (used when `cells` is not given).
+    #[serde(default)]
+    pub max_area: Option<f64>,
+    /// Smallest angle the refinement aims for, in degrees.
+    #[serde(default = "default_min_angle")]
+    pub min_angle: f64,
+}
+fn default_min_angle() -> f64 {
+    25.0
+}
+impl Default for Resolution {
+    fn default() -> Self {
+        Resolution { cells: None, max_area: None, min_angle: default_min_angle() }
+    }
+}
 use anyhow::{bail, Context, Result};
 use spade::{AngleLimit, ConstrainedDelaunayTriangulation, Point2, RefinementParameters, Triangulation};
 use std::collections::HashSet;

@@ -3,6 +3,7 @@
 //! slots, normals, areas), generation with spade, cell ordering, and file formats.
 
 pub mod check;
+pub mod domain;
 pub mod generate;
 pub mod io;
 pub mod order;

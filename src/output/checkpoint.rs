@@ -13,8 +13,8 @@
 //! then the CRC-32 of everything before it. Values are stored in the run's precision, so a
 //! restart continues bit for bit.
 
-use super::atomic::{write_bytes_atomic, write_atomic};
-use crate::solver::CellState;
+use crate::util::atomic::{write_bytes_atomic, write_atomic};
+use crate::physics::CellState;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -73,7 +73,7 @@ pub fn write_rank(dir: &Path, rank: usize, ranks: usize, fingerprint: u64, step:
         b.extend_from_slice(&g.to_le_bytes());
     }
     for s in state {
-        for x in [s.h1, s.q1[0], s.q1[1], s.h2, s.q2[0], s.q2[1]] {
+        for x in s.to_array() {
             if float_bytes == 4 {
                 b.extend_from_slice(&(x as f32).to_le_bytes());
             } else {
@@ -213,7 +213,7 @@ pub fn read_state(dir: &Path, meta: &Meta, fingerprint: u64) -> Result<Vec<CellS
                     f64::from_le_bytes(body[o..o + 8].try_into().unwrap())
                 }
             };
-            state[g] = CellState { h1: v(0), q1: [v(1), v(2)], h2: v(3), q2: [v(4), v(5)] };
+            state[g] = CellState::from_array(std::array::from_fn(v));
         }
     }
     if let Some(g) = seen.iter().position(|s| !s) {

@@ -11,11 +11,12 @@
 //! Rows are appended one whole line per write and flushed, so a killed run keeps every row
 //! it recorded; a restart keeps the rows up to its checkpoint's time and goes on from there.
 
-use super::atomic::write_bytes_atomic;
+use crate::util::atomic::write_bytes_atomic;
 use crate::comm::{agree, Comm};
 use crate::mesh::Mesh;
 use crate::scenario::Gauges;
-use crate::solver::{Backend, CellState};
+use crate::physics::CellState;
+use crate::solver::Backend;
 use anyhow::{anyhow, Context, Result};
 use rayon::prelude::*;
 use std::fs::{File, OpenOptions};
@@ -137,7 +138,8 @@ impl GaugeRecorder {
             if let Some(l) = l {
                 let s: &CellState = it.next().expect("one state per owned gauge");
                 let d = depth_of(*l);
-                let row = [s.h1, s.h2, s.q1[0] / s.h1, s.q1[1] / s.h1, s.q2[0] / s.h2, s.q2[1] / s.h2, s.h2 - d, s.h1 + s.h2 - d];
+                let (u1, u2) = s.velocities();
+                let row = [s.h1, s.h2, u1[0], u1[1], u2[0], u2[1], s.interface_elevation(d), s.surface_elevation(d)];
                 values[k * QUANTITIES.len()..(k + 1) * QUANTITIES.len()].copy_from_slice(&row);
             }
         }

@@ -1,6 +1,5 @@
 //! Everything a run writes: VTK files for ParaView, run statistics, all written atomically.
 
-pub mod atomic;
 pub mod checkpoint;
 pub mod gauges;
 pub mod series;

@@ -1,6 +1,6 @@
 //! `.pvd` time collections: the file ParaView opens to step through a run's outputs.
 
-use super::atomic::write_atomic;
+use crate::util::atomic::write_atomic;
 use super::vtk::xml_escape;
 use anyhow::{bail, Context, Result};
 use std::io::Write;

@@ -8,7 +8,7 @@ use super::pvd::PvdCollection;
 use super::vtk::{write_pvtu, write_vtu, CellField, FieldData};
 use crate::comm::{agree, Comm};
 use crate::mesh::Mesh;
-use crate::solver::CellState;
+use crate::physics::CellState;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -30,14 +30,13 @@ pub struct Frame {
 
 impl Frame {
     pub fn new(state: &[CellState], depth: &[f64]) -> Frame {
-        let vel = |q: [f64; 2], h: f64| [q[0] / h, q[1] / h];
         Frame {
             h1: state.iter().map(|s| s.h1).collect(),
             h2: state.iter().map(|s| s.h2).collect(),
-            velocity1: state.iter().map(|s| vel(s.q1, s.h1)).collect(),
-            velocity2: state.iter().map(|s| vel(s.q2, s.h2)).collect(),
-            interface: state.iter().zip(depth).map(|(s, d)| s.h2 - d).collect(),
-            surface: state.iter().zip(depth).map(|(s, d)| s.h1 + s.h2 - d).collect(),
+            velocity1: state.iter().map(|s| s.velocities().0).collect(),
+            velocity2: state.iter().map(|s| s.velocities().1).collect(),
+            interface: state.iter().zip(depth).map(|(s, &d)| s.interface_elevation(d)).collect(),
+            surface: state.iter().zip(depth).map(|(s, &d)| s.surface_elevation(d)).collect(),
         }
     }
 }

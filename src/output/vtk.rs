@@ -15,7 +15,7 @@
 //! `Piece::Source` names instead of referencing them). The files are checked with the real VTK
 //! reader by `tests/vtk_output.rs`.
 
-use super::atomic::write_atomic;
+use crate::util::atomic::write_atomic;
 use anyhow::{bail, Context, Result};
 use std::collections::HashSet;
 use std::fmt::Write as _;

@@ -21,7 +21,7 @@
 use super::stats::Stats;
 use super::{RecvFrom, Run, SendTo, Submesh};
 use crate::mesh::Mesh;
-use crate::output::atomic::write_bytes_atomic;
+use crate::util::atomic::write_bytes_atomic;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::fs;

@@ -5,11 +5,23 @@
 use super::Submesh;
 use crate::mesh::{Topology, NO_CELL};
 use crate::physics::Real;
-use crate::solver::{CellState, Layout};
+use crate::physics::CellState;
+use crate::solver::exchange::HaloPlan;
+use crate::solver::Layout;
 use anyhow::{bail, Result};
 use std::collections::HashMap;
 
 impl Submesh {
+    /// Who sends what to whom in this rank's halo exchange, in local cell indices.
+    pub fn halo_plan(&self) -> HaloPlan {
+        HaloPlan {
+            send_block: self.send_block(),
+            receive_block: self.receive_block(),
+            sends: self.sends.iter().map(|d| (d.rank as i32, d.runs.iter().map(|r| r.range()).collect())).collect(),
+            recvs: self.recvs.iter().map(|r| (r.rank as i32, r.range())).collect(),
+        }
+    }
+
     /// Values of a per-global-cell array for the local cells, in local order.
     pub fn gather<X: Copy>(&self, global: &[X]) -> Result<Vec<X>> {
         if global.len() != self.global_cells as usize {

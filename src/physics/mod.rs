@@ -8,9 +8,11 @@
 pub mod eigen;
 pub mod flux;
 pub mod real;
+pub mod state;
 
 pub use flux::{edge_flux, wall_flux, wall_mirror, EdgeFlux, Side};
 pub use real::Real;
+pub use state::{is_admissible, CellState};
 
 /// Physical parameters. Built through [`Params::new`], which validates them.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,7 +1,7 @@
 //! Bathymetry and initial state evaluated at cell centroids (first-order cell averages).
 
 use super::{Bathymetry, Field, Initial, Scenario, Shape};
-use crate::solver::CellState;
+use crate::physics::CellState;
 use anyhow::{bail, Result};
 
 pub fn depth_at(b: &Bathymetry, p: [f64; 2]) -> f64 {
@@ -30,7 +30,7 @@ fn field_at(f: &Field, p: [f64; 2]) -> f64 {
 
 /// State at point `p` over a bottom at depth `h_bottom`.
 pub fn state_at(init: &Initial, h_bottom: f64, p: [f64; 2]) -> CellState {
-    let rest = |h1: f64, h2: f64| CellState { h1, q1: [0.0; 2], h2, q2: [0.0; 2] };
+    let rest = CellState::at_rest;
     match *init {
         Initial::CircularDamBreak { center, radius, h1_inside, h1_outside, surface } => {
             let r2 = (p[0] - center[0]).powi(2) + (p[1] - center[1]).powi(2);
@@ -44,12 +44,7 @@ pub fn state_at(init: &Initial, h_bottom: f64, p: [f64; 2]) -> CellState {
         Initial::AtRest { interface, surface } => rest(surface - interface, h_bottom + interface),
         Initial::Layers { ref layer1, ref layer2 } => {
             let (h1, h2) = (field_at(&layer1.thickness, p), field_at(&layer2.thickness, p));
-            CellState {
-                h1,
-                q1: [h1 * layer1.velocity[0], h1 * layer1.velocity[1]],
-                h2,
-                q2: [h2 * layer2.velocity[0], h2 * layer2.velocity[1]],
-            }
+            CellState::with_velocities(h1, layer1.velocity, h2, layer2.velocity)
         }
     }
 }

@@ -3,8 +3,10 @@
 //! wrong types and physically invalid values are rejected with the field's path.
 
 pub mod initial;
-pub mod polygon;
 mod tagged;
+
+pub use crate::mesh::domain::Domain;
+pub use crate::mesh::generate::Resolution;
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -57,36 +59,6 @@ fn default_name() -> String {
     "scenario".into()
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Domain {
-    /// Outer boundary, a closed polygon (the last point is not repeated).
-    pub outer: Vec<[f64; 2]>,
-    #[serde(default)]
-    pub holes: Vec<Vec<[f64; 2]>>,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Resolution {
-    /// Target number of triangles (met to within a few percent).
-    #[serde(default)]
-    pub cells: Option<u64>,
-    /// Largest allowed triangle area (used when `cells` is not given).
-    #[serde(default)]
-    pub max_area: Option<f64>,
-    /// Smallest angle the refinement aims for, in degrees.
-    #[serde(default = "default_min_angle")]
-    pub min_angle: f64,
-}
-fn default_min_angle() -> f64 {
-    25.0
-}
-impl Default for Resolution {
-    fn default() -> Self {
-        Resolution { cells: None, max_area: None, min_angle: default_min_angle() }
-    }
-}
 
 /// Depth of the bottom below the reference level, H(x, y) (positive down).
 #[derive(Clone, Debug, Serialize)]
@@ -327,7 +299,7 @@ impl Scenario {
             (Some(_), Some(_)) => bail!("domain, mesh: give either a domain to triangulate or a mesh file, not both"),
             (None, None) => bail!("domain: missing; give a domain to triangulate or a mesh file"),
             (Some(d), None) => {
-                polygon::check_domain(d)?;
+                crate::mesh::domain::check_domain(d)?;
                 let r = &self.resolution;
                 match (r.cells, r.max_area) {
                     (None, None) => bail!("resolution: give cells (a target triangle count) or max_area"),

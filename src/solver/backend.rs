@@ -1,7 +1,7 @@
 //! What the step loop asks of a backend. The CPU backend and the CUDA backend implement it
 //! over the same data layout; the loop, the exchange and the output never see physics.
 
-use super::layout::CellState;
+use crate::physics::CellState;
 use anyhow::Result;
 use std::ops::Range;
 

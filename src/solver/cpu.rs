@@ -2,8 +2,9 @@
 //! rayon. Each edge writes its own accumulator slots, so threads never share a word.
 
 use super::backend::{Backend, Health};
-use super::layout::{cell_state, CellState, Layout, WALL};
-use crate::physics::{edge_flux, wall_flux, Params, Real, Side};
+use super::layout::{Layout, WALL};
+use crate::physics::CellState;
+use crate::physics::{edge_flux, is_admissible, wall_flux, Params, Real, Side};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -168,9 +169,7 @@ impl<T: Real> Backend for CpuBackend<T> {
                     a[m] = a[m] - k * s1;
                     b[m] = b[m] - k * s2;
                 }
-                a[0] > T::zero()
-                    && b[0] > T::zero()
-                    && a[..3].iter().chain(b[..3].iter()).all(|x| x.is_finite())
+                is_admissible(a[0], a[1], a[2], b[0], b[1], b[2])
             })
             .reduce(|| true, |x, y| x && y);
         std::mem::swap(&mut self.lay.v1, &mut self.other[0]);
@@ -187,10 +186,10 @@ impl<T: Real> Backend for CpuBackend<T> {
     }
     fn previous_state(&mut self) -> Result<Vec<CellState>> {
         let n = self.lay.n_owned;
-        Ok((0..n).map(|c| cell_state(&self.other[0][c], &self.other[1][c])).collect())
+        Ok((0..n).map(|c| CellState::from_records(&self.other[0][c], &self.other[1][c])).collect())
     }
     fn read_cells(&mut self, cells: &[usize]) -> Result<Vec<CellState>> {
-        Ok(cells.iter().map(|&c| cell_state(&self.lay.v1[c], &self.lay.v2[c])).collect())
+        Ok(cells.iter().map(|&c| CellState::from_records(&self.lay.v1[c], &self.lay.v2[c])).collect())
     }
     fn num_edges(&self) -> usize {
         self.lay.num_edges()

@@ -5,7 +5,8 @@
 
 use super::backend::{Backend, Health};
 use super::cpu::check_slots;
-use super::layout::{cell_state, CellState, Layout};
+use super::layout::Layout;
+use crate::physics::CellState;
 use crate::physics::{Params, Real};
 use anyhow::{anyhow, bail, Context, Result};
 use cudarc::driver::{
@@ -428,7 +429,7 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         for &c in cells {
             let a = self.stream.clone_dtoh(&self.v1.slice(4 * c..4 * c + 4))?;
             let b = self.stream.clone_dtoh(&self.v2.slice(4 * c..4 * c + 4))?;
-            out.push(cell_state(&a, &b));
+            out.push(CellState::from_records(&a, &b));
         }
         Ok(out)
     }
@@ -516,7 +517,7 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
 fn owned_state<T: CudaReal>(stream: &Arc<CudaStream>, v1: &CudaSlice<T>, v2: &CudaSlice<T>, n: usize) -> Result<Vec<CellState>> {
     let a = stream.clone_dtoh(&v1.slice(0..4 * n))?;
     let b = stream.clone_dtoh(&v2.slice(0..4 * n))?;
-    Ok(a.chunks_exact(4).zip(b.chunks_exact(4)).map(|(a, b)| cell_state(a, b)).collect())
+    Ok(a.chunks_exact(4).zip(b.chunks_exact(4)).map(|(a, b)| CellState::from_records(a, b)).collect())
 }
 
 /// Host bytes of the halo buffers as floats; they are allocated as u64 words (comm::halo),

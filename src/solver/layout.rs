@@ -14,18 +14,9 @@
 //! touch the receive block.
 
 use crate::mesh::{Topology, NO_CELL};
-use crate::physics::Real;
+use crate::physics::{CellState, Real};
 
 pub const WALL: i32 = -1;
-
-/// Initial or current state of one cell, in float64, as scenarios and output see it.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct CellState {
-    pub h1: f64,
-    pub q1: [f64; 2],
-    pub h2: f64,
-    pub q2: [f64; 2],
-}
 
 #[derive(Clone, Debug)]
 pub struct Layout<T> {
@@ -75,14 +66,8 @@ impl<T: Real> Layout<T> {
 
     /// State of the owned cells in float64.
     pub fn host_state(&self) -> Vec<CellState> {
-        (0..self.n_owned).map(|c| cell_state(&self.v1[c], &self.v2[c])).collect()
+        (0..self.n_owned).map(|c| CellState::from_records(&self.v1[c], &self.v2[c])).collect()
     }
-}
-
-/// A cell's state from its `v1` and `v2` records (four floats each, as on the host and the
-/// GPU alike).
-pub fn cell_state<T: Real>(a: &[T], b: &[T]) -> CellState {
-    CellState { h1: a[0].f64(), q1: [a[1].f64(), a[2].f64()], h2: b[0].f64(), q2: [b[1].f64(), b[2].f64()] }
 }
 
 /// Bytes each kernel must move through device memory per launch in this layout, counted by

@@ -4,9 +4,10 @@
 pub mod backend;
 pub mod cpu;
 pub mod cuda;
+pub mod exchange;
 pub mod layout;
 pub mod stepper;
 
 pub use backend::{Backend, Health};
 pub use cpu::CpuBackend;
-pub use layout::{CellState, Layout};
+pub use layout::Layout;

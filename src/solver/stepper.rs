@@ -2,7 +2,7 @@
 //! with the step clipped so that output times and the end time are hit exactly.
 
 use super::backend::{Backend, Health};
-use crate::comm::halo::{AllEdges, EdgePass, PhaseTimes};
+use super::exchange::{AllEdges, EdgePass, PhaseTimes};
 use crate::comm::Comm;
 use anyhow::{bail, Result};
 use std::time::Instant;

@@ -6,7 +6,8 @@ use pycno::comm::Single;
 use pycno::physics::{Params, Real};
 use pycno::scenario::{initial, Scenario};
 use pycno::solver::stepper::{step_loop, LoopStats, Schedule};
-use pycno::solver::{Backend, CellState, CpuBackend, Layout};
+use pycno::physics::CellState;
+use pycno::solver::{Backend, CpuBackend, Layout};
 
 pub struct Outcome {
     pub pm: PreparedMesh,

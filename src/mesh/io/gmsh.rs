@@ -14,7 +14,7 @@
 
 use super::{capacity, read_file, show, TextLines};
 use crate::mesh::{BoundarySegment, Mesh};
-use crate::output::atomic::write_atomic;
+use crate::util::atomic::write_atomic;
 use anyhow::{anyhow, bail, Context, Result};
 use std::collections::HashMap;
 use std::io::Write;

@@ -4,7 +4,7 @@
 //! Readers return the raw [`Mesh`] as the file describes it and do not run
 //! [`check::check_and_orient`](super::check::check_and_orient): the caller does. Every error
 //! from a text reader names the file and the line (`file:line: what was expected, what was
-//! found`). Every writer goes through [`write_atomic`](crate::output::atomic::write_atomic).
+//! found`). Every writer goes through [`write_atomic`](crate::util::atomic::write_atomic).
 
 pub mod gmsh;
 pub mod native;

@@ -12,7 +12,7 @@
 
 use super::{io_reason, read_file};
 use crate::mesh::{BoundarySegment, Mesh};
-use crate::output::atomic::write_atomic;
+use crate::util::atomic::write_atomic;
 use anyhow::{anyhow, bail, Result};
 use std::io::Write;
 use std::path::Path;

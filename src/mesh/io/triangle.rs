@@ -8,7 +8,7 @@
 
 use super::{capacity, read_file, TextLines};
 use crate::mesh::{BoundarySegment, Mesh};
-use crate::output::atomic::write_atomic;
+use crate::util::atomic::write_atomic;
 use anyhow::{bail, Context, Result};
 use std::ffi::OsString;
 use std::io::Write;

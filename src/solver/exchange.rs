@@ -15,9 +15,8 @@
 //! GPU the host-side phase times are queueing and waiting times, not kernel times (those come
 //! from `--profile`).
 
-use super::mpi::MpiComm;
-use crate::partition::Submesh;
-use crate::solver::Backend;
+use super::Backend;
+use crate::comm::mpi::MpiComm;
 use anyhow::Result;
 use clap::ValueEnum;
 use mpi::traits::*;
@@ -114,17 +113,6 @@ pub struct HaloPlan {
     pub sends: Vec<(i32, Vec<Range<usize>>)>,
     /// Per source: its rank and the local cells (in the receive block) it fills.
     pub recvs: Vec<(i32, Range<usize>)>,
-}
-
-impl HaloPlan {
-    pub fn from_submesh(s: &Submesh) -> HaloPlan {
-        HaloPlan {
-            send_block: s.send_block(),
-            receive_block: s.receive_block(),
-            sends: s.sends.iter().map(|d| (d.rank as i32, d.runs.iter().map(|r| r.range()).collect())).collect(),
-            recvs: s.recvs.iter().map(|r| (r.rank as i32, r.range())).collect(),
-        }
-    }
 }
 
 /// Host buffers are u64 words so that every cell record (16 or 32 bytes) is aligned for the

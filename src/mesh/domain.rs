@@ -1,7 +1,17 @@
-//! Domain polygons: simple (not self-intersecting), non-empty, holes strictly inside.
+//! The domain to triangulate: an outer polygon and holes (islands), with their checks:
+//! simple (not self-intersecting), non-empty, holes strictly inside.
 
-use super::Domain;
 use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Domain {
+    /// Outer boundary, a closed polygon (the last point is not repeated).
+    pub outer: Vec<[f64; 2]>,
+    #[serde(default)]
+    pub holes: Vec<Vec<[f64; 2]>>,
+}
 
 pub fn signed_area(poly: &[[f64; 2]]) -> f64 {
     let n = poly.len();
