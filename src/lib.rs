@@ -8,12 +8,12 @@
 //! `util`, `physics`, `comm` (the bottom layer: none imports another), then `mesh`,
 //! `solver`, `scenario`, `output`, `partition`, `app`.
 
-pub mod util;
-pub mod physics;
+pub mod app;
 pub mod comm;
 pub mod mesh;
-pub mod solver;
-pub mod scenario;
 pub mod output;
 pub mod partition;
-pub mod app;
+pub mod physics;
+pub mod scenario;
+pub mod solver;
+pub mod util;

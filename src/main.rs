@@ -3,11 +3,11 @@ use clap::{Parser, Subcommand};
 use pycno::app::bench::{bench, profile_rows, table_header, table_row, BenchOptions};
 use pycno::app::run::{describe_outputs, load_scenario, run, BackendChoice, Precision, RunOptions};
 use pycno::app::scenario_mesh;
-use pycno::solver::exchange::ExchangeMode;
 use pycno::comm::mpi::{launched_by_mpi, MpiComm};
 use pycno::comm::{agreed, Comm, Single};
 use pycno::mesh::io;
 use pycno::scenario::PAPER_CELLS;
+use pycno::solver::exchange::ExchangeMode;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -117,9 +117,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
-        .format_target(false)
-        .init();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).format_target(false).init();
     let cli = Cli::parse();
     // MPI starts only for `run` under an MPI launcher; every other command and a plain run
     // never touch it.
@@ -172,18 +170,53 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
     }
     match cli.command {
         Command::Run {
-            scenario, cells, t_end, out, output_interval, precision, backend, max_steps, no_vtk, quiet, partition, exchange,
-            checkpoint_every, checkpoint_seconds, checkpoint_dir, checkpoint_keep, restart,
+            scenario,
+            cells,
+            t_end,
+            out,
+            output_interval,
+            precision,
+            backend,
+            max_steps,
+            no_vtk,
+            quiet,
+            partition,
+            exchange,
+            checkpoint_every,
+            checkpoint_seconds,
+            checkpoint_dir,
+            checkpoint_keep,
+            restart,
         } => {
             let opts = RunOptions {
-                scenario, cells, t_end, out, output_interval, precision, backend, max_steps, no_vtk, quiet,
-                kernel_timing: false, partition, exchange, checkpoint_every, checkpoint_seconds, checkpoint_dir, checkpoint_keep, restart,
+                scenario,
+                cells,
+                t_end,
+                out,
+                output_interval,
+                precision,
+                backend,
+                max_steps,
+                no_vtk,
+                quiet,
+                kernel_timing: false,
+                partition,
+                exchange,
+                checkpoint_every,
+                checkpoint_seconds,
+                checkpoint_dir,
+                checkpoint_keep,
+                restart,
             };
             let stats = run(&opts, comm)?;
             if !quiet && comm.is_root() {
                 println!("{}", stats.summary());
                 if !no_vtk {
-                    println!("output: {} (open in ParaView), stats: {}", describe_outputs(&stats.output_dir, &stats.name), stats.output_dir.join("stats.json").display());
+                    println!(
+                        "output: {} (open in ParaView), stats: {}",
+                        describe_outputs(&stats.output_dir, &stats.name),
+                        stats.output_dir.join("stats.json").display()
+                    );
                 }
             }
         }
@@ -204,7 +237,13 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             let (amin, amax) = t.cell_area.iter().fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
             println!(
                 "mesh ok: {} vertices, {} triangles, {} edges ({} on the boundary), areas {:.3e} .. {:.3e}, {:.3} s",
-                pm.mesh.vertices.len(), t.num_cells(), t.num_edges(), walls, amin, amax, pm.seconds
+                pm.mesh.vertices.len(),
+                t.num_cells(),
+                t.num_edges(),
+                walls,
+                amin,
+                amax,
+                pm.seconds
             );
             if let Some(out) = out {
                 io::write_mesh(&out, &pm.mesh)?;

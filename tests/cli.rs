@@ -142,7 +142,10 @@ fn check_stats(v: &Value, t_end: Option<f64>, mass_tol: f64) {
 /// beside it and be a non-empty VTK file.
 fn check_pvd(pvd: &Path) -> Vec<(f64, String)> {
     let xml = std::fs::read_to_string(pvd).unwrap_or_else(|e| panic!("cannot read {}: {e}", pvd.display()));
-    assert!(xml.contains("<VTKFile") && xml.contains("type=\"Collection\"") && xml.trim_end().ends_with("</VTKFile>"), "{xml}");
+    assert!(
+        xml.contains("<VTKFile") && xml.contains("type=\"Collection\"") && xml.trim_end().ends_with("</VTKFile>"),
+        "{xml}"
+    );
     let attr = |tag: &str, name: &str| -> String {
         let key = format!("{name}=\"");
         let i = tag.find(&key).unwrap_or_else(|| panic!("no {name} in {tag}")) + key.len();
@@ -155,7 +158,8 @@ fn check_pvd(pvd: &Path) -> Vec<(f64, String)> {
         let t: f64 = attr(tag, "timestep").parse().unwrap();
         let file = attr(tag, "file");
         let path = pvd.parent().unwrap().join(&file);
-        let meta = std::fs::metadata(&path).unwrap_or_else(|e| panic!("{} lists {file}, which is missing: {e}", pvd.display()));
+        let meta = std::fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{} lists {file}, which is missing: {e}", pvd.display()));
         assert!(meta.len() > 0, "{file} is empty");
         let head = std::fs::read(&path).unwrap();
         let head = String::from_utf8_lossy(&head[..head.len().min(400)]).into_owned();
@@ -179,7 +183,8 @@ fn no_temporaries(dir: &Path) {
 fn default_run(precision: &str, mass_tol: f64) {
     let d = tempdir();
     let out = d.path().join("res");
-    let args = ["run", "--cells", "600", "--t-end", "0.02", "--out", out.to_str().unwrap(), "--precision", precision, "-q"];
+    let args =
+        ["run", "--cells", "600", "--t-end", "0.02", "--out", out.to_str().unwrap(), "--precision", precision, "-q"];
     let o = ok(d.path(), &args);
     assert!(text(&o.stdout).trim().is_empty(), "-q printed: {}", show(&args, &o));
     let entries = check_pvd(&out.join("dambreak.pvd"));
@@ -370,17 +375,29 @@ fn bad_scenario(name: &str, contents: Option<&str>, parts: &[&str]) {
 
 #[test]
 fn bad_scenario_unknown_nested_key() {
-    bad_scenario("rr.json", Some(&scenario_with(serde_json::json!({ "physics": { "rr": 0.5 } }))), &["physics.rr", "unknown field"]);
+    bad_scenario(
+        "rr.json",
+        Some(&scenario_with(serde_json::json!({ "physics": { "rr": 0.5 } }))),
+        &["physics.rr", "unknown field"],
+    );
 }
 
 #[test]
 fn bad_scenario_unknown_top_level_key() {
-    bad_scenario("top.json", Some(&scenario_with(serde_json::json!({ "physic": { "r": 0.5 } }))), &["physic", "unknown field"]);
+    bad_scenario(
+        "top.json",
+        Some(&scenario_with(serde_json::json!({ "physic": { "r": 0.5 } }))),
+        &["physic", "unknown field"],
+    );
 }
 
 #[test]
 fn bad_scenario_wrong_type() {
-    bad_scenario("type.json", Some(&scenario_with(serde_json::json!({ "physics": { "r": "x" } }))), &["physics.r", "invalid type"]);
+    bad_scenario(
+        "type.json",
+        Some(&scenario_with(serde_json::json!({ "physics": { "r": "x" } }))),
+        &["physics.r", "invalid type"],
+    );
     bad_scenario("end.json", Some(&scenario_with(serde_json::json!({ "time": { "end": [1] } }))), &["time.end"]);
 }
 
@@ -435,11 +452,7 @@ fn bad_scenario_domains() {
             "holes": [[[5, 5], [6, 5], [6, 6]]] } }))),
         &["domain.holes[0]", "outside"],
     );
-    bad_scenario(
-        "both.json",
-        Some(&scenario_with(serde_json::json!({ "mesh": "x.msh" }))),
-        &["domain", "mesh"],
-    );
+    bad_scenario("both.json", Some(&scenario_with(serde_json::json!({ "mesh": "x.msh" }))), &["domain", "mesh"]);
 }
 
 /// Collinear to rounding (shoelace area 2.8e-17, not 0): validation lets it through and
@@ -529,8 +542,8 @@ fn bench_json_reports_each_size() {
     let d = tempdir();
     let args = ["bench", "--cells", "500,1000", "--repeat", "1", "--t-end", "0.01", "--json"];
     let o = ok(d.path(), &args);
-    let v: Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e})\n{}", show(&args, &o)));
+    let v: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e})\n{}", show(&args, &o)));
     let all = v.as_array().unwrap_or_else(|| panic!("not an array: {v:#}"));
     assert_eq!(all.len(), 2, "{v:#}");
     for (s, want) in all.iter().zip([500.0, 1000.0]) {
@@ -633,7 +646,10 @@ fn example_scenarios_run() {
         let d = tempdir();
         let file = example(name);
         assert!(file.exists(), "{} is missing", file.display());
-        ok(d.path(), &["run", file.to_str().unwrap(), "--cells", "400", "--t-end", "0.05", "--out", "o", "--no-vtk", "-q"]);
+        ok(
+            d.path(),
+            &["run", file.to_str().unwrap(), "--cells", "400", "--t-end", "0.05", "--out", "o", "--no-vtk", "-q"],
+        );
         let stats = read_json(&d.path().join("o/stats.json"));
         check_stats(&stats, Some(0.05), 1e-5);
         assert_eq!(stats["hyperbolicity_fallbacks"], 0, "{name}: {stats:#}");
@@ -660,7 +676,8 @@ fn example_scenarios_are_documented() {
 fn example_island_writes_a_series() {
     let d = tempdir();
     let file = example("island_exchange.json");
-    let args = ["run", file.to_str().unwrap(), "--cells", "400", "--t-end", "0.05", "--out", "o", "--precision", "f64", "-q"];
+    let args =
+        ["run", file.to_str().unwrap(), "--cells", "400", "--t-end", "0.05", "--out", "o", "--precision", "f64", "-q"];
     ok(d.path(), &args);
     let entries = check_pvd(&d.path().join("o/island_exchange.pvd"));
     assert_eq!(entries.first().map(|e| e.0), Some(0.0));

@@ -5,11 +5,11 @@ mod common;
 use common::{masses, scenario};
 use pycno::app::scenario_mesh;
 use pycno::comm::Single;
+use pycno::physics::CellState;
 use pycno::physics::Params;
 use pycno::scenario::{initial, Scenario};
 use pycno::solver::cuda::{probe, CudaBackend, CudaReal};
 use pycno::solver::stepper::step_loop;
-use pycno::physics::CellState;
 use pycno::solver::{Backend, CpuBackend, Layout};
 
 fn gpu() -> bool {
@@ -25,7 +25,10 @@ fn gpu() -> bool {
     }
 }
 
-fn run_both<T: CudaReal>(s: &Scenario, steps: u64) -> (Vec<CellState>, Vec<CellState>, Vec<CellState>, Vec<f64>, u64, u64) {
+fn run_both<T: CudaReal>(
+    s: &Scenario,
+    steps: u64,
+) -> (Vec<CellState>, Vec<CellState>, Vec<CellState>, Vec<f64>, u64, u64) {
     let pm = scenario_mesh(s).unwrap();
     let (depth, start) = initial::evaluate(s, &pm.topo.cell_centroid).unwrap();
     let params = Params::<T>::new(s.physics.g, s.physics.r).unwrap();
@@ -36,7 +39,14 @@ fn run_both<T: CudaReal>(s: &Scenario, steps: u64) -> (Vec<CellState>, Vec<CellS
     let sg = step_loop(&mut gpu, &Single, &plan, &mut |_, _| Ok(())).unwrap();
     let sc = step_loop(&mut cpu, &Single, &plan, &mut |_, _| Ok(())).unwrap();
     assert_eq!(sg.steps, sc.steps);
-    (cpu.state().unwrap(), gpu.state().unwrap(), start, pm.topo.cell_area.clone(), cpu.fallbacks().unwrap(), gpu.fallbacks().unwrap())
+    (
+        cpu.state().unwrap(),
+        gpu.state().unwrap(),
+        start,
+        pm.topo.cell_area.clone(),
+        cpu.fallbacks().unwrap(),
+        gpu.fallbacks().unwrap(),
+    )
 }
 
 fn rel_l2(a: &[CellState], b: &[CellState], f: impl Fn(&CellState) -> f64) -> f64 {
@@ -98,7 +108,10 @@ fn rest<T: CudaReal>(tol: f64) {
              "time": { "end": 100.0 } }"#,
     );
     let (_, gpu, start, area, _, fg) = run_both::<T>(&s, 150);
-    let u = gpu.iter().flat_map(|c| [c.q1[0] / c.h1, c.q1[1] / c.h1, c.q2[0] / c.h2, c.q2[1] / c.h2]).fold(0.0f64, |m, x| m.max(x.abs()));
+    let u = gpu
+        .iter()
+        .flat_map(|c| [c.q1[0] / c.h1, c.q1[1] / c.h1, c.q2[0] / c.h2, c.q2[1] / c.h2])
+        .fold(0.0f64, |m, x| m.max(x.abs()));
     eprintln!("{}: GPU lake at rest, 150 steps: max |u| = {u:.3e}", T::NAME);
     assert!(u < tol, "water at rest moved on the GPU: {u:e}");
     assert_eq!(fg, 0);

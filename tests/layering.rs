@@ -5,15 +5,8 @@
 use std::path::Path;
 
 /// Lowest first. Modules on one level may not use each other.
-const LEVELS: [&[&str]; 7] = [
-    &["util", "physics", "comm"],
-    &["mesh"],
-    &["solver"],
-    &["scenario"],
-    &["output"],
-    &["partition"],
-    &["app"],
-];
+const LEVELS: [&[&str]; 7] =
+    [&["util", "physics", "comm"], &["mesh"], &["solver"], &["scenario"], &["output"], &["partition"], &["app"]];
 
 fn level(module: &str) -> Option<usize> {
     LEVELS.iter().position(|l| l.contains(&module))
@@ -64,7 +57,10 @@ fn no_module_imports_from_a_module_above_it() {
             continue;
         }
         let Some(mine) = level(&module) else {
-            bad.push(format!("src/{}: module `{module}` is not in the layering (add it to LEVELS and the README)", rel.display()));
+            bad.push(format!(
+                "src/{}: module `{module}` is not in the layering (add it to LEVELS and the README)",
+                rel.display()
+            ));
             continue;
         };
         let text = std::fs::read_to_string(f).unwrap();
@@ -75,7 +71,10 @@ fn no_module_imports_from_a_module_above_it() {
             }
             match level(&target) {
                 Some(t) if t < mine => {}
-                Some(_) => bad.push(format!("src/{}:{line}: `{module}` uses `crate::{target}`, which is not below it", rel.display())),
+                Some(_) => bad.push(format!(
+                    "src/{}:{line}: `{module}` uses `crate::{target}`, which is not below it",
+                    rel.display()
+                )),
                 None => bad.push(format!("src/{}:{line}: unknown module `crate::{target}`", rel.display())),
             }
         }

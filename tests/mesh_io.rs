@@ -3,8 +3,7 @@
 
 use pycno::mesh::check::check_and_orient;
 use pycno::mesh::io::{
-    read_gmsh, read_mesh, read_native, read_triangle, write_gmsh, write_mesh, write_native,
-    write_triangle, GmshVersion,
+    read_gmsh, read_mesh, read_native, read_triangle, write_gmsh, write_mesh, write_native, write_triangle, GmshVersion,
 };
 use pycno::mesh::{BoundarySegment, Mesh};
 use std::path::{Path, PathBuf};
@@ -31,16 +30,10 @@ fn grid(nx: u32, ny: u32) -> Mesh {
     }
     for k in 0..nx.max(ny) {
         if k < nx {
-            m.boundary.push(BoundarySegment {
-                v: [id(k, 0), id(k + 1, 0)],
-                tag: 3,
-            });
+            m.boundary.push(BoundarySegment { v: [id(k, 0), id(k + 1, 0)], tag: 3 });
         }
         if k < ny {
-            m.boundary.push(BoundarySegment {
-                v: [id(nx, k), id(nx, k + 1)],
-                tag: 7,
-            });
+            m.boundary.push(BoundarySegment { v: [id(nx, k), id(nx, k + 1)], tag: 7 });
         }
     }
     m
@@ -55,18 +48,13 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 /// The error of `result`, which must mention `file:line:` and `what`.
 fn assert_err<T: std::fmt::Debug>(result: anyhow::Result<T>, file_line: &str, what: &str) {
     let e = format!("{:#}", result.unwrap_err());
-    assert!(
-        e.contains(file_line),
-        "error does not name {file_line:?}: {e}"
-    );
+    assert!(e.contains(file_line), "error does not name {file_line:?}: {e}");
     assert!(e.contains(what), "error does not say {what:?}: {e}");
 }
 
 fn files_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     v.sort();
     v
 }
@@ -95,15 +83,9 @@ fn round_trip_native_triangle_gmsh41_gmsh22_native() {
 
     write_native(&d.path().join("e.pmsh"), &m4).unwrap();
     assert_eq!(read_native(&d.path().join("e.pmsh")).unwrap(), m);
-    assert_eq!(
-        std::fs::read(d.path().join("a.pmsh")).unwrap(),
-        std::fs::read(d.path().join("e.pmsh")).unwrap()
-    );
+    assert_eq!(std::fs::read(d.path().join("a.pmsh")).unwrap(), std::fs::read(d.path().join("e.pmsh")).unwrap());
     // Every write went through a temporary that was renamed: nothing else is left.
-    assert_eq!(
-        files_in(d.path()),
-        ["a.pmsh", "b.edge", "b.ele", "b.node", "c.msh", "d.msh", "e.pmsh"]
-    );
+    assert_eq!(files_in(d.path()), ["a.pmsh", "b.edge", "b.ele", "b.node", "c.msh", "d.msh", "e.pmsh"]);
 }
 
 #[test]
@@ -116,18 +98,11 @@ fn read_mesh_and_write_mesh_dispatch_on_extension() {
         assert_eq!(read_mesh(&p).unwrap(), m, "{name}");
     }
     let text = std::fs::read_to_string(d.path().join("m.msh")).unwrap();
-    assert!(
-        text.starts_with("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n"),
-        "{text}"
-    );
+    assert!(text.starts_with("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n"), "{text}");
     // Triangle through either file name of the pair.
     assert_eq!(read_mesh(&d.path().join("t.ele")).unwrap(), m);
     assert!(d.path().join("u.node").exists() && d.path().join("u.edge").exists());
-    assert_err(
-        read_mesh(&d.path().join("m.vtk")),
-        "m.vtk",
-        "unknown mesh file extension \".vtk\"",
-    );
+    assert_err(read_mesh(&d.path().join("m.vtk")), "m.vtk", "unknown mesh file extension \".vtk\"");
     assert_err(write_mesh(&d.path().join("m.obj"), &m), "m.obj", ".pmsh");
 }
 
@@ -136,10 +111,7 @@ fn text_writers_leave_out_tag_zero_segments() {
     let d = tempfile::tempdir().unwrap();
     let mut m = grid(2, 1);
     m.boundary.insert(1, BoundarySegment { v: [0, 3], tag: 0 });
-    let want = Mesh {
-        boundary: m.boundary.iter().copied().filter(|s| s.tag != 0).collect(),
-        ..m.clone()
-    };
+    let want = Mesh { boundary: m.boundary.iter().copied().filter(|s| s.tag != 0).collect(), ..m.clone() };
     for name in ["a.msh", "b.node"] {
         write_mesh(&d.path().join(name), &m).unwrap();
         assert_eq!(read_mesh(&d.path().join(name)).unwrap(), want, "{name}");
@@ -157,10 +129,7 @@ fn square() -> Mesh {
         vertices: vec![[1.0, 0.0], [1.0, 1.0], [0.0, 0.0], [0.5, 0.5], [0.0, 1.0]],
         triangles: vec![[2, 0, 3], [0, 1, 3], [1, 4, 3], [4, 2, 3]],
         // Element 8 (curve with physical 5) before element 20 (physical 9).
-        boundary: vec![
-            BoundarySegment { v: [4, 2], tag: 5 },
-            BoundarySegment { v: [0, 1], tag: 9 },
-        ],
+        boundary: vec![BoundarySegment { v: [4, 2], tag: 5 }, BoundarySegment { v: [0, 1], tag: 9 }],
     }
 }
 
@@ -292,34 +261,20 @@ fn triangle_one_based_with_comments_attributes_and_markers() {
         "sq.node",
         "# a square\n5  2  1  1\n   1    1 0  0.25  1\n   2    1 1  0.5   1\n\n   3    0 0  0 1 # corner\n   4    0.5 0.5  0 0\n   5    0 1  0 1\n# Generated by hand\n",
     );
-    write(
-        d.path(),
-        "sq.ele",
-        "4 3 0\n1 3 1 4\n2 1 2 4\n3 2 5 4\n4 5 3 4\n",
-    );
-    write(
-        d.path(),
-        "sq.edge",
-        "5 1\n1 5 3 5\n2 3 1 0\n3 1 2 9\n4 2 5 0\n5 1 4 0\n",
-    );
+    write(d.path(), "sq.ele", "4 3 0\n1 3 1 4\n2 1 2 4\n3 2 5 4\n4 5 3 4\n");
+    write(d.path(), "sq.edge", "5 1\n1 5 3 5\n2 3 1 0\n3 1 2 9\n4 2 5 0\n5 1 4 0\n");
     let m = read_triangle(&d.path().join("sq.node")).unwrap();
     assert_eq!(
         m,
         Mesh {
             vertices: vec![[1.0, 0.0], [1.0, 1.0], [0.0, 0.0], [0.5, 0.5], [0.0, 1.0]],
             triangles: vec![[2, 0, 3], [0, 1, 3], [1, 4, 3], [4, 2, 3]],
-            boundary: vec![
-                BoundarySegment { v: [4, 2], tag: 5 },
-                BoundarySegment { v: [0, 1], tag: 9 }
-            ],
+            boundary: vec![BoundarySegment { v: [4, 2], tag: 5 }, BoundarySegment { v: [0, 1], tag: 9 }],
         }
     );
     // Without a .edge file there are no tagged segments.
     std::fs::remove_file(d.path().join("sq.edge")).unwrap();
-    assert!(read_triangle(&d.path().join("sq.ele"))
-        .unwrap()
-        .boundary
-        .is_empty());
+    assert!(read_triangle(&d.path().join("sq.ele")).unwrap().boundary.is_empty());
 }
 
 /// The sample meshes under meshes/ read, pass the checks, and agree with each other.
@@ -332,11 +287,7 @@ fn sample_meshes() {
     let mut tri = read_mesh(&dir.join("channel.node")).unwrap();
     for (m, name) in [(&mut v41, "v41"), (&mut v22, "v22"), (&mut tri, "triangle")] {
         check_and_orient(m).unwrap_or_else(|e| panic!("{name}: {e:#}"));
-        assert!(
-            (m.total_area() - 4.0).abs() < 1e-12,
-            "{name}: area {}",
-            m.total_area()
-        );
+        assert!((m.total_area() - 4.0).abs() < 1e-12, "{name}: area {}", m.total_area());
         let mut tags: Vec<u32> = m.boundary.iter().map(|s| s.tag).collect();
         tags.sort_unstable();
         tags.dedup();
@@ -361,14 +312,8 @@ fn sample_meshes() {
             }
         }
     }
-    assert_eq!(
-        (v41.vertices.len(), v41.triangles.len(), v41.boundary.len()),
-        (30, 38, 20)
-    );
-    assert_eq!(
-        (tri.vertices.len(), tri.triangles.len(), tri.boundary.len()),
-        (51, 78, 22)
-    );
+    assert_eq!((v41.vertices.len(), v41.triangles.len(), v41.boundary.len()), (30, 38, 20));
+    assert_eq!((tri.vertices.len(), tri.triangles.len(), tri.boundary.len()), (51, 78, 22));
 }
 
 // ----------------------------------------------------------------------------------------
@@ -395,29 +340,17 @@ fn triangle_truncated_file() {
     let d = tempfile::tempdir().unwrap();
     // Cut in the middle of the last line.
     let p = triangle_pair(d.path(), NODE4, "2 3 0\n1 1 2 3\n2 1 3");
-    assert_err(
-        read_triangle(&p),
-        "x.ele:3:",
-        "expected 4 fields (id v0 v1 v2), found 3",
-    );
+    assert_err(read_triangle(&p), "x.ele:3:", "expected 4 fields (id v0 v1 v2), found 3");
     // Cut after a whole line.
     let p = triangle_pair(d.path(), "4 2 0 0\n1 0 0\n2 1 0\n", ELE2);
-    assert_err(
-        read_triangle(&p),
-        "x.node:3:",
-        "the file ends after 2 vertices, but the header (line 1) says 4",
-    );
+    assert_err(read_triangle(&p), "x.node:3:", "the file ends after 2 vertices, but the header (line 1) says 4");
 }
 
 #[test]
 fn triangle_header_count_larger_than_lines() {
     let d = tempfile::tempdir().unwrap();
     let p = triangle_pair(d.path(), NODE4, "3 3 0\n1 1 2 3\n2 1 3 4\n# end\n\n");
-    assert_err(
-        read_triangle(&p),
-        "x.ele:5:",
-        "the file ends after 2 triangles, but the header (line 1) says 3",
-    );
+    assert_err(read_triangle(&p), "x.ele:5:", "the file ends after 2 triangles, but the header (line 1) says 3");
 }
 
 #[test]
@@ -445,106 +378,50 @@ fn triangle_bad_vertex_index() {
     assert_err(read_triangle(&p), "x.ele:2:", "vertex index 0 out of range");
     write(d.path(), "x.edge", "1 1\n# comment\n1 1 5 2\n");
     let p = triangle_pair(d.path(), NODE4, ELE2);
-    assert_err(
-        read_triangle(&p),
-        "x.edge:3:",
-        "vertex index 5 out of range",
-    );
+    assert_err(read_triangle(&p), "x.edge:3:", "vertex index 5 out of range");
 }
 
 #[test]
 fn triangle_non_numeric_field() {
     let d = tempfile::tempdir().unwrap();
     let p = triangle_pair(d.path(), "4 2 0 0\n1 0 0\n2 1.0e 0\n3 1 1\n4 0 1\n", ELE2);
-    assert_err(
-        read_triangle(&p),
-        "x.node:3:",
-        "field 2 \"1.0e\" is not a number",
-    );
+    assert_err(read_triangle(&p), "x.node:3:", "field 2 \"1.0e\" is not a number");
     let p = triangle_pair(d.path(), NODE4, "2 3 0\n1 1 2 3\n2 1 3 x4\n");
-    assert_err(
-        read_triangle(&p),
-        "x.ele:3:",
-        "field 4 \"x4\" is not an integer",
-    );
+    assert_err(read_triangle(&p), "x.ele:3:", "field 4 \"x4\" is not an integer");
 }
 
 #[test]
 fn triangle_too_few_fields() {
     let d = tempfile::tempdir().unwrap();
-    let p = triangle_pair(
-        d.path(),
-        "4 2 0 1\n1 0 0 1\n2 1 0 1\n3 1 1\n4 0 1 1\n",
-        ELE2,
-    );
-    assert_err(
-        read_triangle(&p),
-        "x.node:4:",
-        "expected 4 fields (id x y, boundary marker), found 3",
-    );
+    let p = triangle_pair(d.path(), "4 2 0 1\n1 0 0 1\n2 1 0 1\n3 1 1\n4 0 1 1\n", ELE2);
+    assert_err(read_triangle(&p), "x.node:4:", "expected 4 fields (id x y, boundary marker), found 3");
 }
 
 #[test]
 fn triangle_missing_file() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "x.node", NODE4);
-    assert_err(
-        read_triangle(&d.path().join("x.node")),
-        "cannot open",
-        "x.ele: No such file or directory",
-    );
-    assert_err(
-        read_mesh(&d.path().join("nothing.msh")),
-        "cannot open",
-        "nothing.msh: No such file or directory",
-    );
+    assert_err(read_triangle(&d.path().join("x.node")), "cannot open", "x.ele: No such file or directory");
+    assert_err(read_mesh(&d.path().join("nothing.msh")), "cannot open", "nothing.msh: No such file or directory");
 }
 
 #[test]
 fn gmsh_truncated_inside_nodes() {
     let d = tempfile::tempdir().unwrap();
     // Keep the first 31 lines: the file ends after the coordinates of nodes 40 and 30.
-    let cut: String = SQUARE_41
-        .lines()
-        .take(31)
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let cut: String = SQUARE_41.lines().take(31).map(|l| format!("{l}\n")).collect();
     let p = write(d.path(), "t.msh", &cut);
-    assert_err(
-        read_gmsh(&p),
-        "t.msh:31:",
-        "the file ends inside $Nodes: expected 7 nodes, found 3",
-    );
+    assert_err(read_gmsh(&p), "t.msh:31:", "the file ends inside $Nodes: expected 7 nodes, found 3");
 }
 
 #[test]
 fn gmsh_header_counts_larger_than_lines() {
     let d = tempfile::tempdir().unwrap();
-    let p = write(
-        d.path(),
-        "t.msh",
-        &SQUARE_22.replace("$Nodes\n7\n", "$Nodes\n8\n"),
-    );
-    assert_err(
-        read_gmsh(&p),
-        "t.msh:18:",
-        "\"$EndNodes\" inside $Nodes: expected 8 nodes, found 7",
-    );
-    let p = write(
-        d.path(),
-        "t.msh",
-        &SQUARE_41.replace("5 9 1 20", "5 10 1 20"),
-    );
-    assert_err(
-        read_gmsh(&p),
-        "t.msh:58:",
-        "the 5 blocks hold 9 elements, but the $Elements header (line 44) says 10",
-    );
-    let p = write(
-        d.path(),
-        "t.msh",
-        &SQUARE_41.replace("\n1 3 1 1\n", "\n1 3 1 2\n"),
-    );
+    let p = write(d.path(), "t.msh", &SQUARE_22.replace("$Nodes\n7\n", "$Nodes\n8\n"));
+    assert_err(read_gmsh(&p), "t.msh:18:", "\"$EndNodes\" inside $Nodes: expected 8 nodes, found 7");
+    let p = write(d.path(), "t.msh", &SQUARE_41.replace("5 9 1 20", "5 10 1 20"));
+    assert_err(read_gmsh(&p), "t.msh:58:", "the 5 blocks hold 9 elements, but the $Elements header (line 44) says 10");
+    let p = write(d.path(), "t.msh", &SQUARE_41.replace("\n1 3 1 1\n", "\n1 3 1 2\n"));
     assert_err(
         read_gmsh(&p),
         "t.msh:57:",
@@ -555,109 +432,45 @@ fn gmsh_header_counts_larger_than_lines() {
 #[test]
 fn gmsh_header_counts_smaller_than_lines() {
     let d = tempfile::tempdir().unwrap();
-    let p = write(
-        d.path(),
-        "t.msh",
-        &SQUARE_22.replace("$Elements\n10\n", "$Elements\n9\n"),
+    let p = write(d.path(), "t.msh", &SQUARE_22.replace("$Elements\n10\n", "$Elements\n9\n"));
+    assert_err(
+        read_gmsh(&p),
+        "t.msh:30:",
+        "expected $EndElements after the 9 elements of the header (line 20), found \"10 1 0 30 10\"",
     );
-    assert_err(read_gmsh(&p), "t.msh:30:", "expected $EndElements after the 9 elements of the header (line 20), found \"10 1 0 30 10\"");
 }
 
 #[test]
 fn gmsh_bad_node_reference_and_segment_on_unused_node() {
     let d = tempfile::tempdir().unwrap();
-    let p = write(
-        d.path(),
-        "t.msh",
-        &SQUARE_22.replace("6 2 2 100 1 40 30 31", "6 2 2 100 1 40 30 32"),
-    );
-    assert_err(
-        read_gmsh(&p),
-        "t.msh:26:",
-        "node 32 (field 8) is not in $Nodes",
-    );
-    let p = write(
-        d.path(),
-        "t.msh",
-        &SQUARE_22.replace("8 1 2 5 1 40 30", "8 1 2 5 1 40 500"),
-    );
-    assert_err(
-        read_gmsh(&p),
-        "t.msh:28:",
-        "boundary line element 8 uses node 500, which no triangle uses",
-    );
-    let p = write(
-        d.path(),
-        "t.msh",
-        &SQUARE_41.replace("\n8 40 30\n", "\n8 15 30\n"),
-    );
-    assert_err(
-        read_gmsh(&p),
-        "t.msh:56:",
-        "boundary line element 8 uses node 15, which no triangle uses",
-    );
+    let p = write(d.path(), "t.msh", &SQUARE_22.replace("6 2 2 100 1 40 30 31", "6 2 2 100 1 40 30 32"));
+    assert_err(read_gmsh(&p), "t.msh:26:", "node 32 (field 8) is not in $Nodes");
+    let p = write(d.path(), "t.msh", &SQUARE_22.replace("8 1 2 5 1 40 30", "8 1 2 5 1 40 500"));
+    assert_err(read_gmsh(&p), "t.msh:28:", "boundary line element 8 uses node 500, which no triangle uses");
+    let p = write(d.path(), "t.msh", &SQUARE_41.replace("\n8 40 30\n", "\n8 15 30\n"));
+    assert_err(read_gmsh(&p), "t.msh:56:", "boundary line element 8 uses node 15, which no triangle uses");
 }
 
 #[test]
 fn gmsh_non_numeric_and_too_few_fields() {
     let d = tempfile::tempdir().unwrap();
-    let p = write(
-        d.path(),
-        "t.msh",
-        &SQUARE_41.replace("0.5 0.5 0\n", "0.5 0,5 0\n"),
-    );
-    assert_err(
-        read_gmsh(&p),
-        "t.msh:38:",
-        "field 2 \"0,5\" is not a number",
-    );
-    let p = write(
-        d.path(),
-        "t.msh",
-        &SQUARE_41.replace("\n5 20 40 31\n", "\n5 20 40\n"),
-    );
-    assert_err(
-        read_gmsh(&p),
-        "t.msh:51:",
-        "expected 4 fields (elementTag node1 node2 node3), found 3",
-    );
-    let p = write(
-        d.path(),
-        "t.msh",
-        &SQUARE_22.replace("31 0.5 0.5 0", "31 0.5 0.5"),
-    );
-    assert_err(
-        read_gmsh(&p),
-        "t.msh:16:",
-        "expected 4 fields (node-number x y z), found 3",
-    );
+    let p = write(d.path(), "t.msh", &SQUARE_41.replace("0.5 0.5 0\n", "0.5 0,5 0\n"));
+    assert_err(read_gmsh(&p), "t.msh:38:", "field 2 \"0,5\" is not a number");
+    let p = write(d.path(), "t.msh", &SQUARE_41.replace("\n5 20 40 31\n", "\n5 20 40\n"));
+    assert_err(read_gmsh(&p), "t.msh:51:", "expected 4 fields (elementTag node1 node2 node3), found 3");
+    let p = write(d.path(), "t.msh", &SQUARE_22.replace("31 0.5 0.5 0", "31 0.5 0.5"));
+    assert_err(read_gmsh(&p), "t.msh:16:", "expected 4 fields (node-number x y z), found 3");
 }
 
 #[test]
 fn gmsh_unsupported_versions_and_elements() {
     let d = tempfile::tempdir().unwrap();
     let p = write(d.path(), "t.msh", &SQUARE_41.replace("4.1 0 8", "4.1 1 8"));
-    assert_err(
-        read_gmsh(&p),
-        "t.msh:2:",
-        "binary .msh files are not supported",
-    );
+    assert_err(read_gmsh(&p), "t.msh:2:", "binary .msh files are not supported");
     let p = write(d.path(), "t.msh", &SQUARE_22.replace("2.2 0 8", "3 0 8"));
-    assert_err(
-        read_gmsh(&p),
-        "t.msh:2:",
-        "Gmsh format version 3 is not supported",
-    );
-    let p = write(
-        d.path(),
-        "t.msh",
-        &SQUARE_41.replace("\n2 1 2 4\n", "\n2 1 9 4\n"),
-    );
-    assert_err(
-        read_gmsh(&p),
-        "t.msh:48:",
-        "element type 9 (6-node second-order triangle) is not supported",
-    );
+    assert_err(read_gmsh(&p), "t.msh:2:", "Gmsh format version 3 is not supported");
+    let p = write(d.path(), "t.msh", &SQUARE_41.replace("\n2 1 2 4\n", "\n2 1 9 4\n"));
+    assert_err(read_gmsh(&p), "t.msh:48:", "element type 9 (6-node second-order triangle) is not supported");
 }
 
 fn native_file(dir: &Path) -> (PathBuf, Vec<u8>) {
@@ -672,19 +485,11 @@ fn native_truncated() {
     let d = tempfile::tempdir().unwrap();
     let (p, b) = native_file(d.path());
     std::fs::write(&p, &b[..b.len() - 10]).unwrap();
-    let want = format!(
-        "take {} bytes, but the file has {} bytes",
-        b.len(),
-        b.len() - 10
-    );
+    let want = format!("take {} bytes, but the file has {} bytes", b.len(), b.len() - 10);
     assert_err(read_native(&p), "n.pmsh", &want);
     assert_err(read_native(&p), "n.pmsh", "truncated");
     std::fs::write(&p, &b[..20]).unwrap();
-    assert_err(
-        read_native(&p),
-        "n.pmsh",
-        "truncated: expected at least 40 bytes (header and checksum), found 20",
-    );
+    assert_err(read_native(&p), "n.pmsh", "truncated: expected at least 40 bytes (header and checksum), found 20");
 }
 
 #[test]
@@ -694,11 +499,7 @@ fn native_checksum_mismatch() {
     let k = b.len() / 2;
     b[k] ^= 0x10;
     std::fs::write(&p, &b).unwrap();
-    assert_err(
-        read_native(&p),
-        "n.pmsh",
-        "checksum mismatch: the file is corrupted",
-    );
+    assert_err(read_native(&p), "n.pmsh", "checksum mismatch: the file is corrupted");
 }
 
 #[test]
@@ -708,19 +509,11 @@ fn native_wrong_magic_and_version() {
     let mut bad = b.clone();
     bad[..8].copy_from_slice(b"PYCNOMSX");
     std::fs::write(&p, &bad).unwrap();
-    assert_err(
-        read_native(&p),
-        "n.pmsh",
-        "expected the magic bytes \"PYCNOMSH\", found \"PYCNOMSX\"",
-    );
+    assert_err(read_native(&p), "n.pmsh", "expected the magic bytes \"PYCNOMSH\", found \"PYCNOMSX\"");
     let mut bad = b.clone();
     bad[8..12].copy_from_slice(&2u32.to_le_bytes());
     std::fs::write(&p, &bad).unwrap();
-    assert_err(
-        read_native(&p),
-        "n.pmsh",
-        "version 2 is not supported: this pycno reads version 1",
-    );
+    assert_err(read_native(&p), "n.pmsh", "version 2 is not supported: this pycno reads version 1");
 }
 
 /// 10^6 triangles in every format; run with
@@ -731,12 +524,7 @@ fn large_meshes_read_fast() {
     let d = tempfile::tempdir().unwrap();
     let m = grid(1000, 500);
     assert_eq!(m.triangles.len(), 1_000_000);
-    let paths = [
-        d.path().join("l.pmsh"),
-        d.path().join("l.node"),
-        d.path().join("l41.msh"),
-        d.path().join("l22.msh"),
-    ];
+    let paths = [d.path().join("l.pmsh"), d.path().join("l.node"), d.path().join("l41.msh"), d.path().join("l22.msh")];
     for p in &paths[..2] {
         write_mesh(p, &m).unwrap();
     }

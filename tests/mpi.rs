@@ -70,7 +70,11 @@ fn mpirun(np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
 }
 
 fn text(o: &Output) -> String {
-    format!("--- stdout ---\n{}--- stderr ---\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "--- stdout ---\n{}--- stderr ---\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn ok(o: Output) -> Output {
@@ -83,7 +87,20 @@ fn stats(dir: &Path) -> Value {
 }
 
 fn run_args<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec!["run", "--cells", CELLS, "--t-end", "0.1", "--output-interval", "0.05", "--backend", "cpu", "-q", "--out", out];
+    let mut v = vec![
+        "run",
+        "--cells",
+        CELLS,
+        "--t-end",
+        "0.1",
+        "--output-interval",
+        "0.05",
+        "--backend",
+        "cpu",
+        "-q",
+        "--out",
+        out,
+    ];
     v.extend_from_slice(extra);
     v
 }
@@ -143,10 +160,16 @@ fn n_ranks_equal_one_rank_bit_for_bit_with_metis_partitions() {
             assert_eq!(s["exchange"], mode);
             assert_eq!(s["phases_per_rank"].as_array().unwrap().len(), np);
             for layer in ["1", "2"] {
-                let (a, b) = (s[format!("mass_layer{layer}_start")].as_f64().unwrap(), s[format!("mass_layer{layer}_end")].as_f64().unwrap());
+                let (a, b) = (
+                    s[format!("mass_layer{layer}_start")].as_f64().unwrap(),
+                    s[format!("mass_layer{layer}_end")].as_f64().unwrap(),
+                );
                 assert!(((b - a) / a).abs() < 1e-6, "{np} ranks: layer {layer} mass {a} -> {b}");
                 let one_end = s1[format!("mass_layer{layer}_end")].as_f64().unwrap();
-                assert!(((b - one_end) / one_end).abs() < 1e-12, "{np} ranks: layer {layer} mass {b} against {one_end} on one rank");
+                assert!(
+                    ((b - one_end) / one_end).abs() < 1e-12,
+                    "{np} ranks: layer {layer} mass {b} against {one_end} on one rank"
+                );
             }
         }
     }
@@ -194,7 +217,11 @@ fn assert_fails_with(o: &Output, words: &[&str]) {
 fn failures_end_every_rank_with_a_message() {
     let tmp = tempfile::tempdir().unwrap();
     let part = tmp.path().join("part3");
-    let o = Command::new(BIN).args(["partition", "--cells", CELLS, "--ranks", "3", "--no-vtk", "--out"]).arg(&part).output().unwrap();
+    let o = Command::new(BIN)
+        .args(["partition", "--cells", CELLS, "--ranks", "3", "--no-vtk", "--out"])
+        .arg(&part)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let p = part.to_str().unwrap().to_string();
     let out = tmp.path().join("out");

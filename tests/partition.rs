@@ -30,8 +30,7 @@ fn paper(cells: u64) -> PreparedMesh {
 /// The paper's square with a square hole off centre: boundaries inside the domain too.
 fn holed(cells: u64) -> PreparedMesh {
     let mut s = Scenario::paper_benchmark(cells);
-    s.domain.as_mut().unwrap().holes =
-        vec![vec![[-1.0, -2.0], [2.0, -2.0], [2.0, 1.0], [-1.0, 1.0]]];
+    s.domain.as_mut().unwrap().holes = vec![vec![[-1.0, -2.0], [2.0, -2.0], [2.0, 1.0], [-1.0, 1.0]]];
     scenario_mesh(&s).expect("holed mesh")
 }
 
@@ -116,17 +115,8 @@ fn check_partition(pm: &PreparedMesh, owner: &[u32], subs: &[Submesh], what: &st
     for s in subs {
         let p = s.rank;
         assert_eq!(s.ranks as usize, ranks);
-        let local: HashMap<u32, usize> = s
-            .global_cell
-            .iter()
-            .enumerate()
-            .map(|(l, &g)| (g, l))
-            .collect();
-        assert_eq!(
-            local.len(),
-            s.num_cells(),
-            "{what}: rank {p} lists a cell twice"
-        );
+        let local: HashMap<u32, usize> = s.global_cell.iter().enumerate().map(|(l, &g)| (g, l)).collect();
+        assert_eq!(local.len(), s.num_cells(), "{what}: rank {p} lists a cell twice");
 
         // Blocks: interior cells have no neighbour elsewhere, send-block cells do.
         for (l, &g) in s.global_cell[..s.n_owned].iter().enumerate() {
@@ -144,11 +134,8 @@ fn check_partition(pm: &PreparedMesh, owner: &[u32], subs: &[Submesh], what: &st
                 want.entry(q).or_default().insert(g);
             }
         }
-        let got: BTreeMap<u32, BTreeSet<u32>> = s
-            .sends
-            .iter()
-            .map(|d| (d.rank, d.cells().map(|l| s.global_cell[l]).collect()))
-            .collect();
+        let got: BTreeMap<u32, BTreeSet<u32>> =
+            s.sends.iter().map(|d| (d.rank, d.cells().map(|l| s.global_cell[l]).collect())).collect();
         assert_eq!(got, want, "{what}: rank {p} sends the wrong cells");
 
         // Send of p to q == q's receive from p, cell by cell; contiguity as reported.
@@ -162,19 +149,9 @@ fn check_partition(pm: &PreparedMesh, owner: &[u32], subs: &[Submesh], what: &st
                 .iter()
                 .find(|r| r.rank == p)
                 .unwrap_or_else(|| panic!("{what}: {} gets nothing from {p}", d.rank));
-            assert_eq!(
-                &q.global_cell[r.range()],
-                &sent[..],
-                "{what}: {p} -> {} differ",
-                d.rank
-            );
+            assert_eq!(&q.global_cell[r.range()], &sent[..], "{what}: {p} -> {} differ", d.rank);
             let contiguous = consecutive(&positions);
-            assert_eq!(
-                d.range().is_some(),
-                contiguous,
-                "{what}: {p} -> {}: range and positions disagree",
-                d.rank
-            );
+            assert_eq!(d.range().is_some(), contiguous, "{what}: {p} -> {}: range and positions disagree", d.rank);
             non_contiguous += usize::from(!contiguous);
         }
         // The receive block is exactly the receive ranges, by ascending source, and each
@@ -189,16 +166,9 @@ fn check_partition(pm: &PreparedMesh, owner: &[u32], subs: &[Submesh], what: &st
         assert!(s.recvs.windows(2).all(|w| w[0].rank < w[1].rank));
 
         // Where the paper's chain works, nothing falls back.
-        let comm: Vec<&BTreeSet<u32>> = s.global_cell[s.send_block()]
-            .iter()
-            .map(|&g| &dests[g as usize])
-            .collect();
+        let comm: Vec<&BTreeSet<u32>> = s.global_cell[s.send_block()].iter().map(|&g| &dests[g as usize]).collect();
         if chain_works(&comm) {
-            assert_eq!(
-                s.fallback_destinations(),
-                0,
-                "{what}: rank {p}: the chain works but it fell back"
-            );
+            assert_eq!(s.fallback_destinations(), 0, "{what}: rank {p}: the chain works but it fell back");
         }
 
         // Edges: ranges, one owned cell on each communication edge, global orientation.
@@ -206,10 +176,7 @@ fn check_partition(pm: &PreparedMesh, owner: &[u32], subs: &[Submesh], what: &st
             let [i, j] = t.edge_cells[e as usize];
             let own = |c: u32| c != NO_CELL && owner[c as usize] == p;
             if k < s.n_local_edges {
-                assert!(
-                    own(i) && (j == NO_CELL || own(j)),
-                    "{what}: rank {p}: local edge {e} touches another rank"
-                );
+                assert!(own(i) && (j == NO_CELL || own(j)), "{what}: rank {p}: local edge {e} touches another rank");
             } else {
                 assert!(
                     j != NO_CELL && own(i) != own(j),
@@ -228,11 +195,7 @@ fn check_partition(pm: &PreparedMesh, owner: &[u32], subs: &[Submesh], what: &st
     let mut by: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); t.num_edges()];
     for s in subs {
         for &e in &s.global_edge {
-            assert!(
-                by[e as usize].insert(s.rank),
-                "{what}: rank {} lists edge {e} twice",
-                s.rank
-            );
+            assert!(by[e as usize].insert(s.rank), "{what}: rank {} lists edge {e} twice", s.rank);
         }
     }
     for (e, &[i, j]) in t.edge_cells.iter().enumerate() {
@@ -244,25 +207,18 @@ fn check_partition(pm: &PreparedMesh, owner: &[u32], subs: &[Submesh], what: &st
     }
 
     let reported: usize = subs.iter().map(|s| s.fallback_destinations()).sum();
-    assert_eq!(
-        reported, non_contiguous,
-        "{what}: fallbacks reported {reported}, found {non_contiguous}"
-    );
+    assert_eq!(reported, non_contiguous, "{what}: fallbacks reported {reported}, found {non_contiguous}");
     non_contiguous
 }
 
 /// Each rank's layout passes the solver's slot check and maps to the global edges.
 #[track_caller]
 fn check_layouts(pm: &PreparedMesh, subs: &[Submesh], what: &str) {
-    let (depth, state) =
-        initial::evaluate(&Scenario::paper_benchmark(100), &pm.topo.cell_centroid).unwrap();
+    let (depth, state) = initial::evaluate(&Scenario::paper_benchmark(100), &pm.topo.cell_centroid).unwrap();
     for s in subs {
         let lay: Layout<f32> = s.layout(&pm.topo, &depth, &state).unwrap();
         check_slots(&lay).unwrap_or_else(|e| panic!("{what}: rank {}: {e:#}", s.rank));
-        assert_eq!(
-            (lay.n_owned, lay.n_local_edges, lay.num_cells()),
-            (s.n_owned, s.n_local_edges, s.num_cells())
-        );
+        assert_eq!((lay.n_owned, lay.n_local_edges, lay.num_cells()), (s.n_owned, s.n_local_edges, s.num_cells()));
         for (k, &e) in s.global_edge.iter().enumerate() {
             let [i, j] = pm.topo.edge_cells[e as usize];
             let [si, sj] = pm.topo.edge_slots[e as usize];
@@ -312,16 +268,13 @@ fn scattered_partitions_fall_back_and_keep_every_invariant() {
     let n = pm.topo.num_cells();
     let mut total = 0;
     for ranks in [3usize, 4, 7, 16] {
-        let hashed: Vec<u32> = (0..n as u64)
-            .map(|c| ((c.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) % ranks as u64) as u32)
-            .collect();
+        let hashed: Vec<u32> =
+            (0..n as u64).map(|c| ((c.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) % ranks as u64) as u32).collect();
         let striped: Vec<u32> = pm
             .topo
             .cell_centroid
             .iter()
-            .map(|p| {
-                ((((p[0] + 5.0) * 3.0) as i64 + ((p[1] + 5.0) * 2.0) as i64) % ranks as i64) as u32
-            })
+            .map(|p| ((((p[0] + 5.0) * 3.0) as i64 + ((p[1] + 5.0) * 2.0) as i64) % ranks as i64) as u32)
             .collect();
         for (kind, owner) in [("hashed", hashed), ("striped", striped)] {
             let what = format!("{kind} owners, {ranks} ranks");
@@ -338,21 +291,13 @@ fn one_rank_is_the_whole_mesh_in_global_order() {
     let pm = paper(1000);
     let part = partition::partition(&pm.topo, 1, 7).unwrap();
     let s = &part.submeshes[0];
-    assert_eq!(
-        s.global_cell,
-        (0..pm.topo.num_cells() as u32).collect::<Vec<_>>()
-    );
+    assert_eq!(s.global_cell, (0..pm.topo.num_cells() as u32).collect::<Vec<_>>());
     assert_eq!(
         (s.n_interior, s.n_owned, s.n_local_edges),
-        (
-            pm.topo.num_cells(),
-            pm.topo.num_cells(),
-            pm.topo.num_edges()
-        )
+        (pm.topo.num_cells(), pm.topo.num_cells(), pm.topo.num_edges())
     );
     assert!(s.sends.is_empty() && s.recvs.is_empty());
-    let (depth, state) =
-        initial::evaluate(&Scenario::paper_benchmark(1000), &pm.topo.cell_centroid).unwrap();
+    let (depth, state) = initial::evaluate(&Scenario::paper_benchmark(1000), &pm.topo.cell_centroid).unwrap();
     let a: Layout<f32> = s.layout(&pm.topo, &depth, &state).unwrap();
     let b = Layout::<f32>::from_topology(&pm.topo, &depth, &state);
     assert_eq!((a.edge_cells, a.v1, a.v2), (b.edge_cells, b.v1, b.v2));
@@ -373,9 +318,7 @@ fn bad_rank_counts_are_errors() {
     let n = pm.topo.num_cells();
     let e = partition::partition(&pm.topo, 0, 0).err().expect("0 ranks");
     assert!(format!("{e:#}").contains("at least 1"), "{e:#}");
-    let e = partition::partition(&pm.topo, n + 1, 0)
-        .err()
-        .expect("too many ranks");
+    let e = partition::partition(&pm.topo, n + 1, 0).err().expect("too many ranks");
     assert!(format!("{e:#}").contains("one rank per cell"), "{e:#}");
     let e = submesh::build(&pm.topo, &vec![5; n], 3, 0).expect_err("owner out of range");
     assert!(format!("{e:#}").contains("outside 0..3"), "{e:#}");
@@ -392,11 +335,7 @@ fn a_multi_rank_run_matches_one_rank_bit_for_bit() {
     let params = Params::<f32>::new(s.physics.g, s.physics.r).unwrap();
     let steps = 30;
 
-    let mut one = CpuBackend::new(
-        params,
-        Layout::<f32>::from_topology(&pm.topo, &depth, &state),
-    )
-    .unwrap();
+    let mut one = CpuBackend::new(params, Layout::<f32>::from_topology(&pm.topo, &depth, &state)).unwrap();
     for _ in 0..steps {
         one.process_edges(0..one.num_edges()).unwrap();
         let (dt, _) = one.local_dt(s.physics.gamma).unwrap();
@@ -409,9 +348,7 @@ fn a_multi_rank_run_matches_one_rank_bit_for_bit() {
         let subs = &part.submeshes;
         let mut bs: Vec<CpuBackend<f32>> = subs
             .iter()
-            .map(|sub| {
-                CpuBackend::new(params, sub.layout(&pm.topo, &depth, &state).unwrap()).unwrap()
-            })
+            .map(|sub| CpuBackend::new(params, sub.layout(&pm.topo, &depth, &state).unwrap()).unwrap())
             .collect();
         for _ in 0..steps {
             for b in bs.iter_mut() {
@@ -419,20 +356,15 @@ fn a_multi_rank_run_matches_one_rank_bit_for_bit() {
                 b.process_edges(0..nl).unwrap();
                 b.process_edges(nl..ne).unwrap();
             }
-            let dt = bs
-                .iter_mut()
-                .map(|b| b.local_dt(s.physics.gamma).unwrap().0)
-                .fold(f64::INFINITY, f64::min);
+            let dt = bs.iter_mut().map(|b| b.local_dt(s.physics.gamma).unwrap().0).fold(f64::INFINITY, f64::min);
             bs.iter_mut().for_each(|b| b.update(dt).unwrap());
             // Exchange: each receive range gets its source's send list, in order.
             for q in 0..ranks {
                 for r in subs[q].recvs.clone() {
                     let p = r.rank as usize;
                     let send = subs[p].sends.iter().find(|d| d.rank == q as u32).unwrap();
-                    let words: Vec<([f32; 4], [f32; 4])> = send
-                        .cells()
-                        .map(|l| (bs[p].layout().v1[l], bs[p].layout().v2[l]))
-                        .collect();
+                    let words: Vec<([f32; 4], [f32; 4])> =
+                        send.cells().map(|l| (bs[p].layout().v1[l], bs[p].layout().v2[l])).collect();
                     let lay = bs[q].layout_mut();
                     for (k, (a, b)) in r.range().zip(words) {
                         lay.v1[k] = a;
@@ -462,10 +394,7 @@ fn order(cells: &[(u32, &[u32])]) -> SendOrder {
 
 fn dest_cells(s: &SendOrder, d: u32) -> Vec<u32> {
     let (_, runs) = s.dests.iter().find(|(r, _)| *r == d).unwrap();
-    runs.iter()
-        .flat_map(|r| r.range())
-        .map(|p| s.order[p])
-        .collect()
+    runs.iter().flat_map(|r| r.range()).map(|p| s.order[p]).collect()
 }
 
 /// Figure 2c: rank 4 shares one cell with each of the pairs (0,1), (1,2), (2,3) and (5,6),
@@ -490,48 +419,19 @@ fn figure_2c_pairs_are_chained_at_the_junctions() {
     // [only 0] [0,1] [only 1] [1,2] [only 2] [2,3] [only 3] [only 5] [5,6] [only 6]
     assert_eq!(s.order, vec![5, 11, 9, 3, 6, 8, 12, 1, 7, 10, 4, 2]);
     assert_eq!(s.fallback_destinations(), 0);
-    assert_eq!(
-        dest_cells(&s, 0),
-        vec![5, 11, 9],
-        "the cell shared with 1 ends 0's range"
-    );
-    assert_eq!(
-        dest_cells(&s, 1),
-        vec![9, 3, 6],
-        "1's range starts with the (0,1) cell, ends with the (1,2) cell"
-    );
+    assert_eq!(dest_cells(&s, 0), vec![5, 11, 9], "the cell shared with 1 ends 0's range");
+    assert_eq!(dest_cells(&s, 1), vec![9, 3, 6], "1's range starts with the (0,1) cell, ends with the (1,2) cell");
     assert_eq!(dest_cells(&s, 2), vec![6, 8, 12, 1]);
     assert_eq!(dest_cells(&s, 3), vec![1, 7]);
     assert_eq!(dest_cells(&s, 5), vec![10, 4]);
     assert_eq!(dest_cells(&s, 6), vec![4, 2]);
-    let ranges: Vec<(u32, u32, u32)> = s
-        .dests
-        .iter()
-        .map(|(d, r)| (*d, r[0].start, r[0].len))
-        .collect();
-    assert_eq!(
-        ranges,
-        vec![
-            (0, 0, 3),
-            (1, 2, 3),
-            (2, 4, 4),
-            (3, 7, 2),
-            (5, 9, 2),
-            (6, 10, 2)
-        ]
-    );
+    let ranges: Vec<(u32, u32, u32)> = s.dests.iter().map(|(d, r)| (*d, r[0].start, r[0].len)).collect();
+    assert_eq!(ranges, vec![(0, 0, 3), (1, 2, 3), (2, 4, 4), (3, 7, 2), (5, 9, 2), (6, 10, 2)]);
 }
 
 #[test]
 fn several_cells_shared_by_one_pair_stay_contiguous() {
-    let s = order(&[
-        (1, &[0]),
-        (2, &[0, 1]),
-        (3, &[1]),
-        (4, &[0, 1]),
-        (5, &[0, 1]),
-        (6, &[1]),
-    ]);
+    let s = order(&[(1, &[0]), (2, &[0, 1]), (3, &[1]), (4, &[0, 1]), (5, &[0, 1]), (6, &[1])]);
     assert_eq!(s.order, vec![1, 2, 4, 5, 3, 6]);
     assert_eq!(s.fallback_destinations(), 0);
 }
@@ -539,23 +439,12 @@ fn several_cells_shared_by_one_pair_stay_contiguous() {
 #[test]
 fn cycles_and_three_way_cells_fall_back_on_one_destination() {
     // A cycle 0-1-2-0: no line of intervals realises it.
-    let cyc = order(&[
-        (1, &[0, 1]),
-        (2, &[1, 2]),
-        (3, &[0, 2]),
-        (4, &[0]),
-        (5, &[1]),
-        (6, &[2]),
-    ]);
+    let cyc = order(&[(1, &[0, 1]), (2, &[1, 2]), (3, &[0, 2]), (4, &[0]), (5, &[1]), (6, &[2])]);
     assert_eq!(cyc.fallback_destinations(), 1, "{cyc:?}");
     // A cell going to three ranks that all have cells of their own.
     let three = order(&[(1, &[0, 1, 2]), (2, &[0]), (3, &[1]), (4, &[2]), (5, &[2])]);
     assert_eq!(three.fallback_destinations(), 1, "{three:?}");
-    assert_eq!(
-        three.unchained,
-        vec![0],
-        "the fewest cells, then the lowest rank"
-    );
+    assert_eq!(three.unchained, vec![0], "the fewest cells, then the lowest rank");
     for s in [&cyc, &three] {
         for (d, runs) in &s.dests {
             assert!(runs.len() <= 2, "destination {d}: {runs:?}");
@@ -570,9 +459,7 @@ fn cycles_and_three_way_cells_fall_back_on_one_destination() {
 fn random_inputs_keep_the_invariants() {
     let mut seed = 12345u64;
     let mut rnd = |n: u64| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (seed >> 33) % n
     };
     for case in 0..400 {
@@ -614,17 +501,10 @@ fn random_inputs_keep_the_invariants() {
         for (d, runs) in &s.dests {
             let pos: Vec<usize> = runs.iter().flat_map(|r| r.range()).collect();
             let got: BTreeSet<u32> = pos.iter().map(|&p| s.order[p]).collect();
-            let want: BTreeSet<u32> = cells
-                .iter()
-                .filter(|c| c.1.contains(d))
-                .map(|c| c.0)
-                .collect();
+            let want: BTreeSet<u32> = cells.iter().filter(|c| c.1.contains(d)).map(|c| c.0).collect();
             assert_eq!(got, want, "case {case}: destination {d}");
             assert!(runs.iter().all(|r| r.len > 0));
-            assert!(
-                pos.windows(2).all(|w| w[0] < w[1]),
-                "case {case}: runs out of order"
-            );
+            assert!(pos.windows(2).all(|w| w[0] < w[1]), "case {case}: runs out of order");
             non_contiguous += usize::from(!consecutive(&pos));
         }
         assert_eq!(s.fallback_destinations(), non_contiguous, "case {case}");
@@ -651,10 +531,7 @@ fn written(ranks: usize) -> (tempfile::TempDir, PreparedMesh, Vec<Submesh>, u64)
 fn rejected(dir: &Path, rank: u32, fp: u64, ranks: u32, words: &[&str]) {
     let e = files::read_rank(dir, rank, fp, ranks).expect_err("should be rejected");
     let msg = format!("{e:#}");
-    assert!(
-        msg.contains(&format!("rank_{rank:05}.bin")),
-        "the error should name the file: {msg}"
-    );
+    assert!(msg.contains(&format!("rank_{rank:05}.bin")), "the error should name the file: {msg}");
     for w in words {
         assert!(msg.contains(w), "expected {w:?} in: {msg}");
     }
@@ -686,11 +563,7 @@ fn corrupted_rank_files_are_rejected() {
         std::fs::write(&path, &good[..len]).unwrap();
         let e = files::read_rank(dir.path(), 2, fp, 4).expect_err("truncated");
         let msg = format!("{e:#}");
-        assert!(
-            msg.contains("rank_00002.bin")
-                && (msg.contains("truncated") || msg.contains("checksum")),
-            "{msg}"
-        );
+        assert!(msg.contains("rank_00002.bin") && (msg.contains("truncated") || msg.contains("checksum")), "{msg}");
     }
     // Another format version, even with a valid checksum.
     let mut b = good.clone();
@@ -724,23 +597,14 @@ fn corrupted_rank_files_are_rejected() {
 // ------------------------------------------------------------ CLI
 
 fn pycno(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(cwd)
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("cannot start pycno")
+    Command::new(BIN).args(args).current_dir(cwd).env("RUST_BACKTRACE", "0").output().expect("cannot start pycno")
 }
 
 #[track_caller]
 fn cli_ok(cwd: &Path, args: &[&str]) -> String {
     let o = pycno(cwd, args);
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "pycno {args:?} failed:\n{out}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "pycno {args:?} failed:\n{out}\n{}", String::from_utf8_lossy(&o.stderr));
     out
 }
 
@@ -748,12 +612,7 @@ fn cli_ok(cwd: &Path, args: &[&str]) -> String {
 fn cli_fails(cwd: &Path, args: &[&str], words: &[&str]) {
     let o = pycno(cwd, args);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "pycno {args:?}: exit {:?}\n{err}",
-        o.status.code()
-    );
+    assert_eq!(o.status.code(), Some(1), "pycno {args:?}: exit {:?}\n{err}", o.status.code());
     assert!(!err.contains("panicked"), "pycno {args:?} panicked:\n{err}");
     for w in words {
         assert!(err.contains(w), "pycno {args:?}: expected {w:?} in:\n{err}");
@@ -764,22 +623,9 @@ fn cli_fails(cwd: &Path, args: &[&str], words: &[&str]) {
 fn cli_writes_a_partition_directory_and_checks_it() {
     let tmp = tempfile::tempdir().unwrap();
     let cwd = tmp.path();
-    let out = cli_ok(
-        cwd,
-        &[
-            "partition",
-            "--cells",
-            "2000",
-            "--ranks",
-            "6",
-            "--out",
-            "part",
-        ],
-    );
+    let out = cli_ok(cwd, &["partition", "--cells", "2000", "--ranks", "6", "--out", "part"]);
     assert!(out.contains("fallback destinations"), "{out}");
-    let m: Value =
-        serde_json::from_str(&std::fs::read_to_string(cwd.join("part/manifest.json")).unwrap())
-            .unwrap();
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(cwd.join("part/manifest.json")).unwrap()).unwrap();
     for key in [
         "ranks",
         "cells",
@@ -800,20 +646,11 @@ fn cli_writes_a_partition_directory_and_checks_it() {
     let per_rank = m["per_rank"].as_array().unwrap();
     assert_eq!(per_rank.len(), 6);
     for (r, pr) in per_rank.iter().enumerate() {
-        for key in [
-            "cells",
-            "neighbours",
-            "bytes_sent",
-            "bytes_received",
-            "fallback_destinations",
-        ] {
+        for key in ["cells", "neighbours", "bytes_sent", "bytes_received", "fallback_destinations"] {
             assert!(pr.get(key).is_some(), "per_rank lacks {key}");
         }
         let file = files::rank_file(&cwd.join("part"), r as u32);
-        assert_eq!(
-            pr["file_bytes"].as_u64().unwrap(),
-            std::fs::metadata(&file).unwrap().len()
-        );
+        assert_eq!(pr["file_bytes"].as_u64().unwrap(), std::fs::metadata(&file).unwrap().len());
     }
     assert!(cwd.join("part/partition.vtu").exists());
     let cells: u64 = per_rank.iter().map(|r| r["cells"].as_u64().unwrap()).sum();
@@ -821,81 +658,30 @@ fn cli_writes_a_partition_directory_and_checks_it() {
     cli_ok(cwd, &["partition", "--cells", "2000", "--check", "part"]);
 
     // Into fewer ranks in the same directory: the old rank files go.
-    cli_ok(
-        cwd,
-        &[
-            "partition",
-            "--cells",
-            "2000",
-            "--ranks",
-            "2",
-            "--out",
-            "part",
-        ],
-    );
+    cli_ok(cwd, &["partition", "--cells", "2000", "--ranks", "2", "--out", "part"]);
     assert!(!files::rank_file(&cwd.join("part"), 2).exists());
-    cli_ok(
-        cwd,
-        &[
-            "partition",
-            "--cells",
-            "2000",
-            "--check",
-            "part",
-            "--ranks",
-            "2",
-        ],
-    );
+    cli_ok(cwd, &["partition", "--cells", "2000", "--check", "part", "--ranks", "2"]);
 
     // Checking against another mesh, or with a damaged file.
-    cli_fails(
-        cwd,
-        &["partition", "--cells", "1000", "--check", "part"],
-        &["another mesh"],
-    );
+    cli_fails(cwd, &["partition", "--cells", "1000", "--check", "part"], &["another mesh"]);
     let f = files::rank_file(&cwd.join("part"), 1);
     let mut b = std::fs::read(&f).unwrap();
     b.truncate(b.len() - 3);
     std::fs::write(&f, &b).unwrap();
-    cli_fails(
-        cwd,
-        &["partition", "--cells", "2000", "--check", "part"],
-        &["rank_00001.bin", "checksum"],
-    );
-    cli_fails(
-        cwd,
-        &["partition", "--cells", "2000", "--check", "nowhere"],
-        &["manifest.json"],
-    );
+    cli_fails(cwd, &["partition", "--cells", "2000", "--check", "part"], &["rank_00001.bin", "checksum"]);
+    cli_fails(cwd, &["partition", "--cells", "2000", "--check", "nowhere"], &["manifest.json"]);
 }
 
 #[test]
 fn cli_partitions_a_mesh_file_into_one_rank() {
     let tmp = tempfile::tempdir().unwrap();
     let mesh = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/channel_v41.msh");
-    cli_ok(
-        tmp.path(),
-        &[
-            "partition",
-            mesh.to_str().unwrap(),
-            "--ranks",
-            "1",
-            "--out",
-            "one",
-            "--no-vtk",
-        ],
-    );
+    cli_ok(tmp.path(), &["partition", mesh.to_str().unwrap(), "--ranks", "1", "--out", "one", "--no-vtk"]);
     assert!(!tmp.path().join("one/partition.vtu").exists());
-    let m: Value = serde_json::from_str(
-        &std::fs::read_to_string(tmp.path().join("one/manifest.json")).unwrap(),
-    )
-    .unwrap();
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("one/manifest.json")).unwrap()).unwrap();
     assert_eq!(
-        (
-            m["ranks"].as_u64(),
-            m["edge_cut"].as_u64(),
-            m["fallback_destinations"].as_u64()
-        ),
+        (m["ranks"].as_u64(), m["edge_cut"].as_u64(), m["fallback_destinations"].as_u64()),
         (Some(1), Some(0), Some(0))
     );
 }
@@ -904,48 +690,16 @@ fn cli_partitions_a_mesh_file_into_one_rank() {
 fn cli_rejects_bad_input() {
     let tmp = tempfile::tempdir().unwrap();
     let cwd = tmp.path();
-    cli_fails(
-        cwd,
-        &["partition", "--cells", "500", "--ranks", "0", "--out", "p"],
-        &["--ranks", "at least 1"],
-    );
-    cli_fails(
-        cwd,
-        &[
-            "partition",
-            "--cells",
-            "500",
-            "--ranks",
-            "100000",
-            "--out",
-            "p",
-        ],
-        &["--ranks 100000", "cells"],
-    );
-    cli_fails(
-        cwd,
-        &["partition", "missing.msh", "--ranks", "2", "--out", "p"],
-        &["missing.msh"],
-    );
+    cli_fails(cwd, &["partition", "--cells", "500", "--ranks", "0", "--out", "p"], &["--ranks", "at least 1"]);
+    cli_fails(cwd, &["partition", "--cells", "500", "--ranks", "100000", "--out", "p"], &["--ranks 100000", "cells"]);
+    cli_fails(cwd, &["partition", "missing.msh", "--ranks", "2", "--out", "p"], &["missing.msh"]);
     let mesh = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/channel_v41.msh");
     cli_fails(
         cwd,
-        &[
-            "partition",
-            mesh.to_str().unwrap(),
-            "--cells",
-            "100",
-            "--ranks",
-            "2",
-            "--out",
-            "p",
-        ],
+        &["partition", mesh.to_str().unwrap(), "--cells", "100", "--ranks", "2", "--out", "p"],
         &["--cells"],
     );
-    assert!(
-        !cwd.join("p").exists(),
-        "a failed command wrote a partition"
-    );
+    assert!(!cwd.join("p").exists(), "a failed command wrote a partition");
     // Usage errors are clap's (exit 2).
     let o = pycno(cwd, &["partition", "--cells", "500", "--ranks", "2"]);
     assert_eq!(o.status.code(), Some(2));

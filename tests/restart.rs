@@ -21,18 +21,31 @@ fn pycno(np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
         c.args(["--allow-run-as-root", "--oversubscribe", "-np", &np.to_string(), BIN]);
         c
     };
-    cmd.args(args).env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1").env("RAYON_NUM_THREADS", "1");
+    cmd.args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("RAYON_NUM_THREADS", "1");
     for (k, v) in env {
         cmd.env(k, v);
     }
     let start = Instant::now();
     let out = cmd.output().expect("cannot start pycno");
-    eprintln!("{} pycno {}: {:?} in {:.1} s", if np > 0 { format!("mpirun -np {np}") } else { String::new() }, args.join(" "), out.status.code(), start.elapsed().as_secs_f64());
+    eprintln!(
+        "{} pycno {}: {:?} in {:.1} s",
+        if np > 0 { format!("mpirun -np {np}") } else { String::new() },
+        args.join(" "),
+        out.status.code(),
+        start.elapsed().as_secs_f64()
+    );
     out
 }
 
 fn text(o: &Output) -> String {
-    format!("--- stdout ---\n{}--- stderr ---\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "--- stdout ---\n{}--- stderr ---\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn ok(o: Output) -> Output {
@@ -55,16 +68,22 @@ fn stats(dir: &Path) -> Value {
 
 fn same_series(a: &Path, b: &Path) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/compare_runs.py");
-    let o = Command::new("python3").arg(script).arg(a.join("dambreak.pvd")).arg(b.join("dambreak.pvd")).output().expect("python3");
+    let o = Command::new("python3")
+        .arg(script)
+        .arg(a.join("dambreak.pvd"))
+        .arg(b.join("dambreak.pvd"))
+        .output()
+        .expect("python3");
     assert!(o.status.success(), "{} and {} differ:\n{}", a.display(), b.display(), text(&o));
 }
 
 /// The run every test compares against: the paper benchmark, 3000 cells, to t = 0.2.
 fn args(out: &Path, extra: &[&str]) -> Vec<String> {
-    let mut v: Vec<String> = ["run", "--cells", "3000", "--t-end", "0.2", "--output-interval", "0.05", "--backend", "cpu", "-q", "--out"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut v: Vec<String> =
+        ["run", "--cells", "3000", "--t-end", "0.2", "--output-interval", "0.05", "--backend", "cpu", "-q", "--out"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     v.push(out.display().to_string());
     v.extend(extra.iter().map(|s| s.to_string()));
     v
@@ -123,10 +142,22 @@ fn a_killed_run_restarts_to_the_uninterrupted_result_on_one_rank() {
     // Killed from outside (SIGKILL) once its first checkpoint exists: a longer run (about
     // 250 steps), against its own uninterrupted twin.
     let long = |out: &Path, extra: &[&str]| {
-        let mut v: Vec<String> = ["run", "--cells", "20000", "--t-end", "0.5", "--output-interval", "0.25", "--backend", "cpu", "-q", "--out"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut v: Vec<String> = [
+            "run",
+            "--cells",
+            "20000",
+            "--t-end",
+            "0.5",
+            "--output-interval",
+            "0.25",
+            "--backend",
+            "cpu",
+            "-q",
+            "--out",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         v.push(out.display().to_string());
         v.extend(extra.iter().map(|s| s.to_string()));
         v
@@ -134,7 +165,8 @@ fn a_killed_run_restarts_to_the_uninterrupted_result_on_one_rank() {
     let twin = tmp.path().join("long_uninterrupted");
     ok(run(0, &long(&twin, &[]), &[]));
     let d = tmp.path().join("killed_from_outside");
-    let mut child = Command::new(BIN).args(long(&d, &["--checkpoint-every", "5"])).env("RAYON_NUM_THREADS", "1").spawn().unwrap();
+    let mut child =
+        Command::new(BIN).args(long(&d, &["--checkpoint-every", "5"])).env("RAYON_NUM_THREADS", "1").spawn().unwrap();
     let first = d.join("checkpoints/step_0000000005/meta.json");
     let deadline = Instant::now() + Duration::from_secs(120);
     while !first.exists() && Instant::now() < deadline && child.try_wait().unwrap().is_none() {
@@ -220,7 +252,11 @@ fn a_blow_up_is_caught_in_its_first_bad_step_with_a_report() {
         let err = String::from_utf8_lossy(&r.stderr).to_string();
         let step: u64 = err.split("blew up at step ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
         // The step before is healthy: the blow-up was caught in the first bad step.
-        let healthy = pycno(np, &["run", &sc, "--backend", "cpu", "-q", "--no-vtk", "--out", &o, "--max-steps", &(step - 1).to_string()], &[]);
+        let healthy = pycno(
+            np,
+            &["run", &sc, "--backend", "cpu", "-q", "--no-vtk", "--out", &o, "--max-steps", &(step - 1).to_string()],
+            &[],
+        );
         assert!(healthy.status.success(), "{} steps should be healthy:\n{}", step - 1, text(&healthy));
         if np == 2 {
             assert!(err.contains("on rank"), "the report names the rank:\n{err}");
@@ -261,7 +297,10 @@ fn gauge_scenario(dir: &Path, points: &str) -> PathBuf {
 #[test]
 fn gauges_equal_the_vtk_cell_values_on_one_and_two_ranks() {
     let tmp = tempfile::tempdir().unwrap();
-    let scen = gauge_scenario(tmp.path(), r#"[{"name": "centre", "at": [0.1, 0.05]}, {"name": "ring", "at": [1.5, 0]}, {"name": "far", "at": [-4, 3.9]}]"#);
+    let scen = gauge_scenario(
+        tmp.path(),
+        r#"[{"name": "centre", "at": [0.1, 0.05]}, {"name": "ring", "at": [1.5, 0]}, {"name": "far", "at": [-4, 3.9]}]"#,
+    );
     let sc = scen.display().to_string();
     let mut csv = Vec::new();
     for np in [0usize, 2] {
@@ -288,7 +327,11 @@ fn gauges_continue_across_a_restart() {
     ok(pycno(0, &["run", &sc, "--backend", "cpu", "-q", "--out", &full.display().to_string()], &[]));
     let cut = tmp.path().join("cut");
     let c = cut.display().to_string();
-    killed(&pycno(0, &["run", &sc, "--backend", "cpu", "-q", "--out", &c, "--checkpoint-every", "10"], &[("PYCNO_KILL", "0:27")]));
+    killed(&pycno(
+        0,
+        &["run", &sc, "--backend", "cpu", "-q", "--out", &c, "--checkpoint-every", "10"],
+        &[("PYCNO_KILL", "0:27")],
+    ));
     ok(restart(0, &cut.join("checkpoints"), &[]));
     let a = std::fs::read_to_string(full.join("gauges.csv")).unwrap();
     let b = std::fs::read_to_string(cut.join("gauges.csv")).unwrap();
@@ -300,10 +343,25 @@ fn bad_inputs_are_rejected_with_clear_errors() {
     let tmp = tempfile::tempdir().unwrap();
     // A gauge outside the domain.
     let scen = gauge_scenario(tmp.path(), r#"[{"name": "inside", "at": [0, 0]}, {"name": "offshore", "at": [7, 0]}]"#);
-    let o = pycno(0, &["run", &scen.display().to_string(), "--backend", "cpu", "-q", "--out", &tmp.path().join("x").display().to_string()], &[]);
+    let o = pycno(
+        0,
+        &[
+            "run",
+            &scen.display().to_string(),
+            "--backend",
+            "cpu",
+            "-q",
+            "--out",
+            &tmp.path().join("x").display().to_string(),
+        ],
+        &[],
+    );
     fails(&o, &["gauges.points[1]", "offshore", "outside the domain"]);
     let scen = gauge_scenario(tmp.path(), r#"[{"name": "a", "at": [0, 0]}, {"name": "a", "at": [1, 0]}]"#);
-    fails(&pycno(0, &["run", &scen.display().to_string(), "-q"], &[]), &["gauges.points[1].name", "used by another gauge"]);
+    fails(
+        &pycno(0, &["run", &scen.display().to_string(), "-q"], &[]),
+        &["gauges.points[1].name", "used by another gauge"],
+    );
 
     // A checkpoint directory that cannot be written (a file stands in the way).
     let blocker = tmp.path().join("blocker");
@@ -342,8 +400,14 @@ fn bad_inputs_are_rejected_with_clear_errors() {
     std::fs::write(&meta_path, &meta).unwrap();
 
     // Another precision; a scenario given with --restart; nothing to restart from.
-    fails(&pycno(0, &["run", "--restart", &c10.display().to_string(), "--precision", "f64", "-q"], &[]), &["holds a f32 run", "--precision f32"]);
-    fails(&pycno(0, &["run", "x.json", "--restart", &c10.display().to_string(), "-q"], &[]), &["--restart takes the scenario"]);
+    fails(
+        &pycno(0, &["run", "--restart", &c10.display().to_string(), "--precision", "f64", "-q"], &[]),
+        &["holds a f32 run", "--precision f32"],
+    );
+    fails(
+        &pycno(0, &["run", "x.json", "--restart", &c10.display().to_string(), "-q"], &[]),
+        &["--restart takes the scenario"],
+    );
     let empty = tmp.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     fails(&restart(0, &empty, &[]), &["no complete checkpoint"]);
@@ -355,9 +419,14 @@ fn bad_inputs_are_rejected_with_clear_errors() {
 #[test]
 fn the_picture_tool_renders_maps_animations_and_gauges() {
     let tmp = tempfile::tempdir().unwrap();
-    let scen = gauge_scenario(tmp.path(), r#"[{"name": "centre", "at": [0.1, 0.05]}, {"name": "ring", "at": [1.5, 0]}]"#);
+    let scen =
+        gauge_scenario(tmp.path(), r#"[{"name": "centre", "at": [0.1, 0.05]}, {"name": "ring", "at": [1.5, 0]}]"#);
     let out = tmp.path().join("p");
-    ok(pycno(0, &["run", &scen.display().to_string(), "--backend", "cpu", "-q", "--out", &out.display().to_string()], &[]));
+    ok(pycno(
+        0,
+        &["run", &scen.display().to_string(), "--backend", "cpu", "-q", "--out", &out.display().to_string()],
+        &[],
+    ));
     let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/plot.py");
     let plot = |args: &[&str]| Command::new("python3").arg(&tool).arg(&out).args(args).output().unwrap();
     for (args, file, magic) in [
@@ -390,12 +459,26 @@ fn wall_clock_checkpoints_are_written_and_restart() {
     let tmp = tempfile::tempdir().unwrap();
     let (refd, want) = reference(tmp.path());
     let d = tmp.path().join("clock");
-    killed(&run(0, &args(&d, &["--checkpoint-seconds", "0.000001", "--checkpoint-keep", "3"]), &[("PYCNO_KILL", "0:23")]));
-    let kept: Vec<String> = std::fs::read_dir(d.join("checkpoints")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    killed(&run(
+        0,
+        &args(&d, &["--checkpoint-seconds", "0.000001", "--checkpoint-keep", "3"]),
+        &[("PYCNO_KILL", "0:23")],
+    ));
+    let kept: Vec<String> = std::fs::read_dir(d.join("checkpoints"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
     let mut kept = kept;
     kept.sort();
-    assert_eq!(kept, ["step_0000000020", "step_0000000021", "step_0000000022"], "the newest 3 of one per step (killed before step 23's)");
+    assert_eq!(
+        kept,
+        ["step_0000000020", "step_0000000021", "step_0000000022"],
+        "the newest 3 of one per step (killed before step 23's)"
+    );
     ok(restart(0, &d.join("checkpoints"), &[]));
     assert_resumed_equal(&d, &want, &refd, 22);
-    fails(&run(0, &args(&tmp.path().join("bad"), &["--checkpoint-seconds", "0"]), &[]), &["--checkpoint-seconds", "positive"]);
+    fails(
+        &run(0, &args(&tmp.path().join("bad"), &["--checkpoint-seconds", "0"]), &[]),
+        &["--checkpoint-seconds", "positive"],
+    );
 }

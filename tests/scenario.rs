@@ -100,7 +100,10 @@ fn circular_dam_break_parses_with_paper_defaults() {
 
 #[test]
 fn dam_break_x_parses() {
-    let s = parse(&with("/initial", json!({ "type": "dam_break_x", "x0": 2, "interface_left": -1, "interface_right": -3 })));
+    let s = parse(&with(
+        "/initial",
+        json!({ "type": "dam_break_x", "x0": 2, "interface_left": -1, "interface_right": -3 }),
+    ));
     match s.initial {
         Initial::DamBreakX { x0, interface_left, interface_right, surface } => {
             assert_eq!((x0, interface_left, interface_right, surface), (2.0, -1.0, -3.0, 0.0));
@@ -277,7 +280,10 @@ fn missing_required_sections_are_rejected() {
 fn wrong_type_inside_initial_names_the_field() {
     let m = reject(&with("/initial", json!({ "type": "circular_dam_break", "h1_inside": "deep" })));
     has(&m, &["initial.h1_inside"]);
-    let m = reject(&with("/bathymetry", json!({ "type": "gaussian_bump", "depth": 5, "height": "2", "center": [0, 0], "width": 1 })));
+    let m = reject(&with(
+        "/bathymetry",
+        json!({ "type": "gaussian_bump", "depth": 5, "height": "2", "center": [0, 0], "width": 1 }),
+    ));
     has(&m, &["bathymetry.height"]);
 }
 
@@ -417,7 +423,8 @@ fn holes_must_lie_strictly_inside() {
     let outside = json!({ "outer": [[0, 0], [4, 0], [4, 2], [0, 2]], "holes": [[[5, 5], [6, 5], [6, 6]]] });
     let m = reject(&with("/domain", outside));
     has(&m, &["domain.holes[0]", "outside"]);
-    let crossing = json!({ "outer": [[0, 0], [4, 0], [4, 2], [0, 2]], "holes": [[[3, 1], [5, 1], [5, 1.5], [3, 1.5]]] });
+    let crossing =
+        json!({ "outer": [[0, 0], [4, 0], [4, 2], [0, 2]], "holes": [[[3, 1], [5, 1], [5, 1.5], [3, 1.5]]] });
     let m = reject(&with("/domain", crossing));
     has(&m, &["domain.holes[0]", "domain.outer"]);
     let second = json!({ "outer": [[0, 0], [4, 0], [4, 2], [0, 2]],

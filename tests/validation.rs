@@ -33,12 +33,8 @@ fn well_balanced<T: Real>(tol: f64) {
     let out = run::<T>(&s, Some(150));
     assert_eq!(out.stats.steps, 150);
     let u = max_speed(&out.end);
-    let dh = out
-        .start
-        .iter()
-        .zip(&out.end)
-        .map(|(a, b)| (a.h1 - b.h1).abs().max((a.h2 - b.h2).abs()))
-        .fold(0.0, f64::max);
+    let dh =
+        out.start.iter().zip(&out.end).map(|(a, b)| (a.h1 - b.h1).abs().max((a.h2 - b.h2).abs())).fold(0.0, f64::max);
     eprintln!("{}: lake at rest over a bump, 150 steps: max |u| = {u:.3e} m/s, max |dh| = {dh:.3e} m", T::NAME);
     assert!(u < tol, "{}: water at rest started moving: max |u| = {u:e} >= {tol:e}", T::NAME);
     assert!(dh < tol, "{}: thickness changed at rest: max |dh| = {dh:e}", T::NAME);
@@ -66,7 +62,11 @@ fn conserves<T: Real>(tol: f64) {
     let (a1, a2) = masses(&out.start, area);
     let (b1, b2) = masses(&out.end, area);
     let (r1, r2) = ((b1 - a1) / a1, (b2 - a2) / a2);
-    eprintln!("{}: dam break, {} steps: relative mass change {r1:.2e} (layer 1), {r2:.2e} (layer 2)", T::NAME, out.stats.steps);
+    eprintln!(
+        "{}: dam break, {} steps: relative mass change {r1:.2e} (layer 1), {r2:.2e} (layer 2)",
+        T::NAME,
+        out.stats.steps
+    );
     assert!(r1.abs() < tol && r2.abs() < tol, "mass not conserved: {r1:e}, {r2:e}");
     assert!(out.end.iter().all(|c| [c.h1, c.h2, c.q1[0], c.q1[1], c.q2[0], c.q2[1]].iter().all(|x| x.is_finite())));
     // Something must have moved, or conservation is trivial.
@@ -163,7 +163,10 @@ fn internal_dam_break_converges_under_refinement() {
     }
     for w in errors.windows(2) {
         let order = (w[0].1 / w[1].1).ln() / (w[0].0 / w[1].0).ln();
-        eprintln!("h {:.4} -> {:.4}: L1 interface error {:.3e} -> {:.3e}, observed order {order:.2}", w[0].0, w[1].0, w[0].1, w[1].1);
+        eprintln!(
+            "h {:.4} -> {:.4}: L1 interface error {:.3e} -> {:.3e}, observed order {order:.2}",
+            w[0].0, w[1].0, w[0].1, w[1].1
+        );
     }
     for w in errors.windows(2) {
         assert!(w[1].1 < 0.85 * w[0].1, "error did not fall under refinement: {errors:?}");

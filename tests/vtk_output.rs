@@ -28,38 +28,20 @@ impl Piece {
         let vertices: Vec<[f64; 2]> = (0..n + 2)
             .map(|i| {
                 let i = i as f64;
-                [
-                    seed + 0.5 * i + 1.0 / 3.0,
-                    (i % 2.0) * 0.7 - seed * 1e-3 + 1e-9 * i,
-                ]
+                [seed + 0.5 * i + 1.0 / 3.0, (i % 2.0) * 0.7 - seed * 1e-3 + 1e-9 * i]
             })
             .collect();
         // Alternate orientation so the strip is counter-clockwise throughout.
-        let triangles: Vec<[u32; 3]> = (0..n as u32)
-            .map(|t| {
-                if t % 2 == 0 {
-                    [t, t + 1, t + 2]
-                } else {
-                    [t + 1, t, t + 2]
-                }
-            })
-            .collect();
+        let triangles: Vec<[u32; 3]> =
+            (0..n as u32).map(|t| if t % 2 == 0 { [t, t + 1, t + 2] } else { [t + 1, t, t + 2] }).collect();
         let f = |t: usize, k: f64| ((t as f64 + 1.0) * k + seed).sin() * 10f64.powi(t as i32 - 2);
         Piece {
             depth: (0..n).map(|t| f(t, 1.1) as f32 + 0.1).collect(),
             eta: (0..n).map(|t| f(t, 2.3) - 1e-12 * t as f64).collect(),
-            vel: (0..n)
-                .map(|t| [f(t, 0.7) as f32, -f(t, 0.9) as f32 * 3.0])
-                .collect(),
-            flux: (0..n)
-                .map(|t| [f(t, 1.7) / 7.0, -(t as f64) - std::f64::consts::PI])
-                .collect(),
-            rank: (0..n)
-                .map(|t| (t as i32 - 2) * 1_000_003 + seed as i32)
-                .collect(),
-            gid: (0..n)
-                .map(|t| (1i64 << 53) + 12_345_678_901 * t as i64 - 7 - seed as i64)
-                .collect(),
+            vel: (0..n).map(|t| [f(t, 0.7) as f32, -f(t, 0.9) as f32 * 3.0]).collect(),
+            flux: (0..n).map(|t| [f(t, 1.7) / 7.0, -(t as f64) - std::f64::consts::PI]).collect(),
+            rank: (0..n).map(|t| (t as i32 - 2) * 1_000_003 + seed as i32).collect(),
+            gid: (0..n).map(|t| (1i64 << 53) + 12_345_678_901 * t as i64 - 7 - seed as i64).collect(),
             vertices,
             triangles,
         }
@@ -67,30 +49,12 @@ impl Piece {
 
     fn fields(&self) -> Vec<CellField<'_>> {
         vec![
-            CellField {
-                name: "depth",
-                data: FieldData::F32(&self.depth),
-            },
-            CellField {
-                name: "eta",
-                data: FieldData::F64(&self.eta),
-            },
-            CellField {
-                name: "velocity",
-                data: FieldData::Vec2F32(&self.vel),
-            },
-            CellField {
-                name: "flux & <q>",
-                data: FieldData::Vec2F64(&self.flux),
-            },
-            CellField {
-                name: "rank",
-                data: FieldData::I32(&self.rank),
-            },
-            CellField {
-                name: "global_id",
-                data: FieldData::I64(&self.gid),
-            },
+            CellField { name: "depth", data: FieldData::F32(&self.depth) },
+            CellField { name: "eta", data: FieldData::F64(&self.eta) },
+            CellField { name: "velocity", data: FieldData::Vec2F32(&self.vel) },
+            CellField { name: "flux & <q>", data: FieldData::Vec2F64(&self.flux) },
+            CellField { name: "rank", data: FieldData::I32(&self.rank) },
+            CellField { name: "global_id", data: FieldData::I64(&self.gid) },
         ]
     }
 
@@ -106,16 +70,8 @@ impl Piece {
             cells.extend(p.triangles.iter().map(|t| json!(t.map(|v| v + base))));
             depth.extend(p.depth.iter().map(|&v| json!(v)));
             eta.extend(p.eta.iter().map(|&v| json!(v)));
-            vel.extend(
-                p.vel
-                    .iter()
-                    .flat_map(|&[x, y]| [json!(x), json!(y), json!(0.0f32)]),
-            );
-            flux.extend(
-                p.flux
-                    .iter()
-                    .flat_map(|&[x, y]| [json!(x), json!(y), json!(0.0)]),
-            );
+            vel.extend(p.vel.iter().flat_map(|&[x, y]| [json!(x), json!(y), json!(0.0f32)]));
+            flux.extend(p.flux.iter().flat_map(|&[x, y]| [json!(x), json!(y), json!(0.0)]));
             rank.extend(p.rank.iter().map(|&v| json!(v)));
             gid.extend(p.gid.iter().map(|&v| json!(v)));
         }
@@ -142,18 +98,12 @@ fn write_piece(path: &Path, p: &Piece) {
 
 /// Whether the read-back can run; panics (test failure) when it cannot and skipping is not asked.
 fn vtk_python_available() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import vtk"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
+    let ok = Command::new("python3").args(["-c", "import vtk"]).output().map(|o| o.status.success()).unwrap_or(false);
     if ok {
         return true;
     }
     if std::env::var("PYCNO_SKIP_VTK_PYTHON").as_deref() == Ok("1") {
-        eprintln!(
-            "PYCNO_SKIP_VTK_PYTHON=1: skipping the VTK read-back (python3 -c 'import vtk' fails)"
-        );
+        eprintln!("PYCNO_SKIP_VTK_PYTHON=1: skipping the VTK read-back (python3 -c 'import vtk' fails)");
         return false;
     }
     panic!(
@@ -164,21 +114,13 @@ fn vtk_python_available() -> bool {
 
 fn run_checker(dir: &Path) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_vtk.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(dir)
-        .output()
-        .expect("cannot run python3");
+    let out = Command::new("python3").arg(&script).arg(dir).output().expect("cannot run python3");
     let text = format!(
         "--- stdout ---\n{}\n--- stderr ---\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(
-        out.status.success(),
-        "check_vtk.py failed ({}):\n{text}",
-        out.status
-    );
+    assert!(out.status.success(), "check_vtk.py failed ({}):\n{text}", out.status);
     println!("{text}");
 }
 
@@ -219,11 +161,7 @@ fn vtk_files_read_back_with_vtk() {
             ],
         },
     });
-    fs::write(
-        dir.join("expected.json"),
-        serde_json::to_string_pretty(&expected).unwrap(),
-    )
-    .unwrap();
+    fs::write(dir.join("expected.json"), serde_json::to_string_pretty(&expected).unwrap()).unwrap();
 
     run_checker(dir);
 }
@@ -235,11 +173,7 @@ fn listing(dir: &Path) -> Vec<String> {
         let e = e.unwrap();
         let name = e.file_name().to_string_lossy().into_owned();
         if e.file_type().unwrap().is_dir() {
-            out.extend(
-                listing(&e.path())
-                    .into_iter()
-                    .map(|n| format!("{name}/{n}")),
-            );
+            out.extend(listing(&e.path()).into_iter().map(|n| format!("{name}/{n}")));
         } else {
             out.push(name);
         }
@@ -257,20 +191,11 @@ fn failed_writes_leave_nothing_behind() {
 
     // Mismatched length: an error naming the field, and no file, temporary or final.
     let mut fields = p.fields();
-    fields[1] = CellField {
-        name: "eta",
-        data: FieldData::F64(short),
-    };
+    fields[1] = CellField { name: "eta", data: FieldData::F64(short) };
     let err = write_vtu(&dir.join("bad.vtu"), &p.vertices, &p.triangles, &fields).unwrap_err();
     let msg = format!("{err:#}");
-    assert!(
-        msg.contains("\"eta\""),
-        "error does not name the field: {msg}"
-    );
-    assert!(
-        msg.contains('3') && msg.contains('4'),
-        "error lacks the lengths: {msg}"
-    );
+    assert!(msg.contains("\"eta\""), "error does not name the field: {msg}");
+    assert!(msg.contains('3') && msg.contains('4'), "error lacks the lengths: {msg}");
     assert_eq!(listing(dir), Vec::<String>::new());
 
     // A failed rewrite leaves the previous file exactly as it was.
@@ -279,10 +204,7 @@ fn failed_writes_leave_nothing_behind() {
     let before = fs::read(&good).unwrap();
     let vel = &p.vel[..5.min(p.vel.len() - 1)];
     let mut fields = p.fields();
-    fields[2] = CellField {
-        name: "velocity",
-        data: FieldData::Vec2F32(vel),
-    };
+    fields[2] = CellField { name: "velocity", data: FieldData::Vec2F32(vel) };
     let err = write_vtu(&good, &p.vertices, &p.triangles, &fields).unwrap_err();
     assert!(format!("{err:#}").contains("\"velocity\""), "{err:#}");
     assert_eq!(fs::read(&good).unwrap(), before);
@@ -312,19 +234,12 @@ fn field_data_is_binary_not_ascii() {
     let path = tmp.path().join("a.vtu");
     write_piece(&path, &p);
     let bytes = fs::read(&path).unwrap();
-    let at = bytes
-        .windows(13)
-        .position(|w| w == b"<AppendedData")
-        .expect("no <AppendedData>");
+    let at = bytes.windows(13).position(|w| w == b"<AppendedData").expect("no <AppendedData>");
     let head = String::from_utf8(bytes[..at].to_vec()).unwrap();
     let arrays = head.matches("<DataArray").count();
     // points + connectivity + offsets + types + 6 fields
     assert_eq!(arrays, 10, "{head}");
-    assert_eq!(
-        head.matches("format=\"appended\"").count(),
-        arrays,
-        "{head}"
-    );
+    assert_eq!(head.matches("format=\"appended\"").count(), arrays, "{head}");
     assert!(!head.contains("format=\"ascii\""), "{head}");
     assert!(bytes.ends_with(b"</AppendedData>\n</VTKFile>\n"));
 }

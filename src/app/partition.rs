@@ -45,41 +45,19 @@ pub struct PartitionArgs {
 pub fn input_mesh(input: Option<&Path>, cells: Option<u64>) -> Result<(PreparedMesh, String)> {
     match input {
         Some(p) if p.extension().is_some_and(|e| e == "json") => {
-            let opts = RunOptions {
-                scenario: Some(p.to_path_buf()),
-                cells,
-                ..Default::default()
-            };
-            Ok((
-                scenario_mesh(&load_scenario(&opts)?)?,
-                p.display().to_string(),
-            ))
+            let opts = RunOptions { scenario: Some(p.to_path_buf()), cells, ..Default::default() };
+            Ok((scenario_mesh(&load_scenario(&opts)?)?, p.display().to_string()))
         }
         Some(p) => {
             if cells.is_some() {
-                bail!(
-                    "--cells applies to scenarios that triangulate a domain; {} is a mesh file",
-                    p.display()
-                );
+                bail!("--cells applies to scenarios that triangulate a domain; {} is a mesh file", p.display());
             }
-            Ok((
-                prepare_mesh(io::read_mesh(p)?, &p.display().to_string())?,
-                p.display().to_string(),
-            ))
+            Ok((prepare_mesh(io::read_mesh(p)?, &p.display().to_string())?, p.display().to_string()))
         }
         None => {
-            let opts = RunOptions {
-                cells,
-                ..Default::default()
-            };
+            let opts = RunOptions { cells, ..Default::default() };
             let pm = scenario_mesh(&load_scenario(&opts)?)?;
-            Ok((
-                pm,
-                format!(
-                    "paper benchmark ({} cells requested)",
-                    cells.unwrap_or(DEFAULT_CELLS)
-                ),
-            ))
+            Ok((pm, format!("paper benchmark ({} cells requested)", cells.unwrap_or(DEFAULT_CELLS))))
         }
     }
 }
@@ -106,19 +84,14 @@ pub fn write_partition(
     let part = partition::partition_with(&pm.topo, owner, ranks, fingerprint)?;
     let clock = Instant::now();
     files::begin_write(out)?;
-    let sizes: Vec<u64> = part
-        .submeshes
-        .par_iter()
-        .map(|s| files::write_rank(out, s))
-        .collect::<Result<_>>()?;
+    let sizes: Vec<u64> = part.submeshes.par_iter().map(|s| files::write_rank(out, s)).collect::<Result<_>>()?;
     files::remove_stale(out, ranks as u32)?;
     let vtu = out.join(view::FILE);
     if vtk {
         view::write_partition_vtu(&vtu, &pm.mesh, &part.submeshes)?;
     } else if vtu.exists() {
         // A view of an earlier partition would now be wrong.
-        std::fs::remove_file(&vtu)
-            .with_context(|| format!("cannot remove the stale {}", vtu.display()))?;
+        std::fs::remove_file(&vtu).with_context(|| format!("cannot remove the stale {}", vtu.display()))?;
     }
     let mut stats = Stats::compute(&pm.topo, &part.owner, &part.submeshes);
     if stats.empty_ranks > 0 {
@@ -156,9 +129,7 @@ fn check_ranks(ranks: usize, cells: usize) -> Result<()> {
         bail!("--ranks: expected at least 1 rank, found 0");
     }
     if ranks > cells {
-        bail!(
-            "--ranks {ranks}: the mesh has only {cells} cells, and every rank needs at least one"
-        );
+        bail!("--ranks {ranks}: the mesh has only {cells} cells, and every rank needs at least one");
     }
     if u32::try_from(ranks).is_err() {
         bail!("--ranks {ranks}: too many ranks");
@@ -182,12 +153,9 @@ pub fn check_partition(dir: &Path, pm: &PreparedMesh) -> Result<(Manifest, Vec<S
         );
     }
     let ranks = u32::try_from(m.stats.ranks).context("rank count out of range in the manifest")?;
-    let subs: Vec<Submesh> = (0..ranks)
-        .into_par_iter()
-        .map(|r| files::read_rank(dir, r, fingerprint, ranks))
-        .collect::<Result<_>>()?;
-    verify(&pm.topo, &subs)
-        .with_context(|| format!("{}: inconsistent partition", dir.display()))?;
+    let subs: Vec<Submesh> =
+        (0..ranks).into_par_iter().map(|r| files::read_rank(dir, r, fingerprint, ranks)).collect::<Result<_>>()?;
+    verify(&pm.topo, &subs).with_context(|| format!("{}: inconsistent partition", dir.display()))?;
     Ok((m, subs))
 }
 
@@ -198,26 +166,13 @@ pub fn command(args: &PartitionArgs) -> Result<()> {
         check_ranks(0, 0)?;
     }
     let (pm, source) = input_mesh(args.input.as_deref(), args.cells)?;
-    println!(
-        "mesh: {source}: {} cells, {} edges ({:.2} s)",
-        pm.topo.num_cells(),
-        pm.topo.num_edges(),
-        pm.seconds
-    );
+    println!("mesh: {source}: {} cells, {} edges ({:.2} s)", pm.topo.num_cells(), pm.topo.num_edges(), pm.seconds);
     if let Some(dir) = &args.check {
         let (m, _) = check_partition(dir, &pm)?;
         if let Some(r) = args.ranks.filter(|&r| r != m.stats.ranks) {
-            bail!(
-                "--ranks {r}, but {} holds a partition into {} ranks",
-                dir.display(),
-                m.stats.ranks
-            );
+            bail!("--ranks {r}, but {} holds a partition into {} ranks", dir.display(), m.stats.ranks);
         }
-        println!(
-            "partition {} ok: {} ranks, every file checked against this mesh",
-            dir.display(),
-            m.stats.ranks
-        );
+        println!("partition {} ok: {} ranks, every file checked against this mesh", dir.display(), m.stats.ranks);
         print!("{}", m.stats.summary());
         return Ok(());
     }
@@ -241,11 +196,7 @@ pub fn command(args: &PartitionArgs) -> Result<()> {
         ranks,
         m.stats.per_rank.iter().map(|r| r.file_bytes).sum::<u64>(),
         files::MANIFEST,
-        if args.no_vtk {
-            String::new()
-        } else {
-            format!("; {} for ParaView", view::FILE)
-        }
+        if args.no_vtk { String::new() } else { format!("; {} for ParaView", view::FILE) }
     );
     Ok(())
 }

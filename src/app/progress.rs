@@ -35,7 +35,10 @@ impl Progress {
         let rate = step as f64 / self.start.elapsed().as_secs_f64().max(1e-9);
         if let Some(bar) = &self.bar {
             bar.set_position(((time / self.t_end).min(1.0) * TICKS as f64) as u64);
-            bar.set_message(format!("t = {time:.4e} / {:.4e}, step {step}, dt {dt:.2e}, {rate:.1} steps/s", self.t_end));
+            bar.set_message(format!(
+                "t = {time:.4e} / {:.4e}, step {step}, dt {dt:.2e}, {rate:.1} steps/s",
+                self.t_end
+            ));
         } else if !self.quiet && self.last_log.elapsed() >= Duration::from_secs(5) {
             self.last_log = Instant::now();
             log::info!(

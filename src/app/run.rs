@@ -3,21 +3,21 @@
 use super::progress::Progress;
 use super::stats::{KernelStat, RunStats};
 use super::{scenario_mesh, PreparedMesh};
-use crate::solver::exchange::{AllEdges, EdgePass, ExchangeMode, MpiHalo, PhaseTimes};
 use crate::comm::{agree, Comm};
 use crate::mesh::Mesh;
-use crate::util::atomic::write_bytes_atomic;
 use crate::output::checkpoint;
 use crate::output::gauges::GaugeRecorder;
 use crate::output::series::{Piece, Series};
 use crate::partition::{files, metis, submesh, Submesh};
+use crate::physics::CellState;
 use crate::physics::Params;
 use crate::scenario::{initial, Scenario};
-use crate::solver::stepper::{step_loop_with, BlowUp, Event, Schedule};
 use crate::solver::cuda::{self, CudaBackend, CudaReal};
+use crate::solver::exchange::{AllEdges, EdgePass, ExchangeMode, MpiHalo, PhaseTimes};
 use crate::solver::layout::kernel_bytes;
-use crate::physics::CellState;
+use crate::solver::stepper::{step_loop_with, BlowUp, Event, Schedule};
 use crate::solver::{Backend, CpuBackend, Layout};
+use crate::util::atomic::write_bytes_atomic;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::ValueEnum;
 use std::path::{Path, PathBuf};
@@ -64,7 +64,12 @@ pub fn choose_backend_quietly(choice: BackendChoice, quiet: bool) -> Result<Back
 
 /// A backend of the chosen kind over `layout`.
 /// `node_rank` picks the GPU: one rank per GPU, by node-local rank.
-pub fn make_backend<T: CudaReal>(choice: BackendChoice, params: Params<T>, layout: Layout<T>, node_rank: usize) -> Result<Box<dyn Backend>> {
+pub fn make_backend<T: CudaReal>(
+    choice: BackendChoice,
+    params: Params<T>,
+    layout: Layout<T>,
+    node_rank: usize,
+) -> Result<Box<dyn Backend>> {
     Ok(match choice {
         BackendChoice::Cuda => Box::new(CudaBackend::new(params, &layout, node_rank % cuda::device_count()?.max(1))?),
         _ => Box::new(CpuBackend::new(params, layout)?),
@@ -184,7 +189,8 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
         (None, None) => "the paper benchmark".into(),
     };
     let pm = agree(comm, scenario_mesh(&s).with_context(|| source.clone()))?;
-    let (depth, mut state) = agree(comm, initial::evaluate(&s, &pm.topo.cell_centroid).with_context(|| source.clone()))?;
+    let (depth, mut state) =
+        agree(comm, initial::evaluate(&s, &pm.topo.cell_centroid).with_context(|| source.clone()))?;
     let resume = match restart {
         Some(r) => {
             state = agree(comm, restart_state(&r, &pm))?;
@@ -195,14 +201,22 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     let backend = agree(comm, choose_backend_quietly(opts.backend, !comm.is_root()))?;
     let part = agree(comm, rank_submesh(opts, &pm, comm))?;
     let mut stats = match opts.precision {
-        Precision::F32 => run_with::<f32>(&s, &pm, &depth, &state, opts, backend, comm, part.as_ref(), resume.as_ref())?,
-        Precision::F64 => run_with::<f64>(&s, &pm, &depth, &state, opts, backend, comm, part.as_ref(), resume.as_ref())?,
+        Precision::F32 => {
+            run_with::<f32>(&s, &pm, &depth, &state, opts, backend, comm, part.as_ref(), resume.as_ref())?
+        }
+        Precision::F64 => {
+            run_with::<f64>(&s, &pm, &depth, &state, opts, backend, comm, part.as_ref(), resume.as_ref())?
+        }
     };
     stats.mesh_seconds = pm.seconds;
     stats.wall_seconds = comm.all_gather_f64(&[wall.elapsed().as_secs_f64()]).into_iter().fold(0.0, f64::max);
     if !opts.no_vtk || opts.out.is_some() {
         let path = s.output.dir.join("stats.json");
-        let written = if comm.is_root() { write_bytes_atomic(&path, serde_json::to_string_pretty(&stats)?.as_bytes()) } else { Ok(()) };
+        let written = if comm.is_root() {
+            write_bytes_atomic(&path, serde_json::to_string_pretty(&stats)?.as_bytes())
+        } else {
+            Ok(())
+        };
         agree(comm, written)?;
     }
     Ok(stats)
@@ -228,9 +242,15 @@ fn load_restart(path: &Path, opts: &RunOptions) -> Result<Restart> {
         Precision::F64 => "f64",
     };
     if meta.precision != precision {
-        bail!("checkpoint {} holds a {} run: restart it with --precision {}", dir.display(), meta.precision, meta.precision);
+        bail!(
+            "checkpoint {} holds a {} run: restart it with --precision {}",
+            dir.display(),
+            meta.precision,
+            meta.precision
+        );
     }
-    let mut s = Scenario::from_json(&meta.scenario.to_string()).with_context(|| format!("checkpoint {}: its scenario", dir.display()))?;
+    let mut s = Scenario::from_json(&meta.scenario.to_string())
+        .with_context(|| format!("checkpoint {}: its scenario", dir.display()))?;
     if let Some(t) = opts.t_end.filter(|&t| t <= meta.time) {
         bail!("--t-end {t}: the checkpoint {} is already at t = {}", dir.display(), meta.time);
     }
@@ -282,9 +302,11 @@ impl Checkpointer {
             }
         }
         let root = opts.checkpoint_dir.clone().unwrap_or_else(|| s.output.dir.join("checkpoints"));
-        std::fs::create_dir_all(&root).with_context(|| format!("cannot create checkpoint directory {}", root.display()))?;
+        std::fs::create_dir_all(&root)
+            .with_context(|| format!("cannot create checkpoint directory {}", root.display()))?;
         let probe = root.join(format!(".pycno-write-test.{}", std::process::id()));
-        std::fs::write(&probe, b"").with_context(|| format!("checkpoint directory {} is not writable", root.display()))?;
+        std::fs::write(&probe, b"")
+            .with_context(|| format!("checkpoint directory {} is not writable", root.display()))?;
         let _ = std::fs::remove_file(&probe);
         let kill_at = std::env::var("PYCNO_KILL_IN_CHECKPOINT").ok().and_then(|v| v.parse().ok());
         Ok(Some(Checkpointer {
@@ -412,7 +434,12 @@ pub(crate) fn run_with<T: CudaReal>(
     };
     let cell_id: Vec<i64> = part.global.iter().map(|&g| g as i64).collect();
     let rank_field = vec![comm.rank() as i32; part.global.len()];
-    let piece = Piece { mesh: part.mesh.as_ref().unwrap_or(&pm.mesh), depth: &part.depth, cell_id: &cell_id, rank: &rank_field };
+    let piece = Piece {
+        mesh: part.mesh.as_ref().unwrap_or(&pm.mesh),
+        depth: &part.depth,
+        cell_id: &cell_id,
+        rank: &rank_field,
+    };
     let start_state = agree(comm, backend.state())?;
     let (t_start, first_step) = resume.map_or((0.0, 0), |r| (r.time, r.step));
     let (m1_start, m2_start) = match resume {
@@ -439,7 +466,15 @@ pub(crate) fn run_with<T: CudaReal>(
     let mut gauges = match &s.gauges {
         Some(g) => Some(agree(
             comm,
-            GaugeRecorder::new(comm, &s.output.dir, g, &pm.mesh, &pm.topo.cell_centroid, &part.global, resume.map(|r| r.time)),
+            GaugeRecorder::new(
+                comm,
+                &s.output.dir,
+                g,
+                &pm.mesh,
+                &pm.topo.cell_centroid,
+                &part.global,
+                resume.map(|r| r.time),
+            ),
         )?),
         None => None,
     };
@@ -462,7 +497,11 @@ pub(crate) fn run_with<T: CudaReal>(
     let fallbacks_before = resume.map_or(0, |r| r.hyperbolicity_fallbacks);
     let mut gauge_step = None;
     let mut progress = Progress::new(t_start, s.time.end, opts.quiet || !comm.is_root());
-    let ranks_note = if comm.size() > 1 { format!(" x {} ranks ({:?} exchange)", comm.size(), opts.exchange).to_lowercase() } else { String::new() };
+    let ranks_note = if comm.size() > 1 {
+        format!(" x {} ranks ({:?} exchange)", comm.size(), opts.exchange).to_lowercase()
+    } else {
+        String::new()
+    };
     progress.println(&format!(
         "{}: {} cells, {} edges, {} on {}{}",
         s.name,
@@ -533,7 +572,13 @@ pub(crate) fn run_with<T: CudaReal>(
         .into_iter()
         .map(|(name, seconds, launches)| {
             let bytes = kernel_bytes(name, part.layout_cells, backend.num_edges(), walls, std::mem::size_of::<T>());
-            KernelStat { name: name.into(), seconds, launches, bytes_per_launch: bytes, bandwidth: bytes * launches as f64 / seconds.max(1e-12) }
+            KernelStat {
+                name: name.into(),
+                seconds,
+                launches,
+                bytes_per_launch: bytes,
+                bandwidth: bytes * launches as f64 / seconds.max(1e-12),
+            }
         })
         .collect();
     let end_state = agree(comm, backend.state())?;
@@ -610,10 +655,22 @@ struct CheckpointCarry<'a> {
 
 /// Every rank writes its cells; rank 0 then completes the checkpoint and prunes old ones.
 #[allow(clippy::too_many_arguments)]
-fn write_checkpoint(ck: &mut Checkpointer, comm: &dyn Comm, b: &mut dyn Backend, s: &Scenario, step: u64, time: f64, global: &[u32], c: &CheckpointCarry) -> Result<()> {
+fn write_checkpoint(
+    ck: &mut Checkpointer,
+    comm: &dyn Comm,
+    b: &mut dyn Backend,
+    s: &Scenario,
+    step: u64,
+    time: f64,
+    global: &[u32],
+    c: &CheckpointCarry,
+) -> Result<()> {
     let dir = checkpoint::step_dir(&ck.root, step);
     let st = agree(comm, b.state())?;
-    agree(comm, checkpoint::write_rank(&dir, comm.rank(), comm.size(), ck.fingerprint, step, time, ck.float_bytes, global, &st))?;
+    agree(
+        comm,
+        checkpoint::write_rank(&dir, comm.rank(), comm.size(), ck.fingerprint, step, time, ck.float_bytes, global, &st),
+    )?;
     if ck.kill_at == Some(step) && comm.is_root() {
         // SAFETY: plain libc calls; the process ends here.
         unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
@@ -680,7 +737,15 @@ fn mean_phases(p: &[PhaseTimes]) -> PhaseTimes {
 /// Turn a blow-up into a report that names the step, time, rank and the first bad cell (by
 /// its global id). Every rank holds the blow-up; the lowest rank with a bad cell reports.
 #[allow(clippy::too_many_arguments)]
-fn diagnose(e: anyhow::Error, b: &mut dyn Backend, pm: &PreparedMesh, global: &[u32], comm: &dyn Comm, series: &Series, piece: &Piece) -> anyhow::Error {
+fn diagnose(
+    e: anyhow::Error,
+    b: &mut dyn Backend,
+    pm: &PreparedMesh,
+    global: &[u32],
+    comm: &dyn Comm,
+    series: &Series,
+    piece: &Piece,
+) -> anyhow::Error {
     let Some(bu) = e.downcast_ref::<BlowUp>() else { return e };
     let bu = format!("{bu}");
     let (st, good) = match (b.state(), b.previous_state()) {
@@ -693,7 +758,10 @@ fn diagnose(e: anyhow::Error, b: &mut dyn Backend, pm: &PreparedMesh, global: &[
     // The state before the bad update, with the cells that then went bad marked.
     let marks: Vec<i32> = st.iter().map(|s| bad(s) as i32).collect();
     let saved = match series.write_snapshot(comm, "blowup", piece, &good, ("blew_up", &marks)) {
-        Ok(path) => format!("; the last good state, with the cells that went bad marked (cell array blew_up), is in {}", path.display()),
+        Ok(path) => format!(
+            "; the last good state, with the cells that went bad marked (cell array blew_up), is in {}",
+            path.display()
+        ),
         Err(w) => format!("; writing the last good state failed: {w:#}"),
     };
     let local = match st.iter().position(bad) {

@@ -74,11 +74,25 @@ impl RunStats {
              mass layer 1: {:.12e} -> {:.12e} (relative change {:.2e})\n\
              mass layer 2: {:.12e} -> {:.12e} (relative change {:.2e})\n\
              hyperbolicity fallbacks: {} edge evaluations",
-            self.cells, self.edges, self.steps, self.t_end, self.dt_min, self.dt_max,
-            self.stepping_seconds, self.cell_updates_per_second, self.threads, self.device,
-            self.mesh_seconds, self.output_seconds, self.wall_seconds,
-            self.mass_layer1_start, self.mass_layer1_end, rel(self.mass_layer1_start, self.mass_layer1_end),
-            self.mass_layer2_start, self.mass_layer2_end, rel(self.mass_layer2_start, self.mass_layer2_end),
+            self.cells,
+            self.edges,
+            self.steps,
+            self.t_end,
+            self.dt_min,
+            self.dt_max,
+            self.stepping_seconds,
+            self.cell_updates_per_second,
+            self.threads,
+            self.device,
+            self.mesh_seconds,
+            self.output_seconds,
+            self.wall_seconds,
+            self.mass_layer1_start,
+            self.mass_layer1_end,
+            rel(self.mass_layer1_start, self.mass_layer1_end),
+            self.mass_layer2_start,
+            self.mass_layer2_end,
+            rel(self.mass_layer2_start, self.mass_layer2_end),
             self.hyperbolicity_fallbacks
         )
     }

@@ -21,7 +21,10 @@ pub fn check_and_orient(mesh: &mut Mesh) -> Result<()> {
     for (t, tri) in mesh.triangles.iter().enumerate() {
         for &v in tri {
             if v as usize >= nv {
-                bail!("triangle {t} refers to vertex {v}, but the mesh has {nv} vertices (0..{})", nv.saturating_sub(1));
+                bail!(
+                    "triangle {t} refers to vertex {v}, but the mesh has {nv} vertices (0..{})",
+                    nv.saturating_sub(1)
+                );
             }
             used[v as usize] = true;
         }

@@ -15,10 +15,13 @@ pub struct Domain {
 
 pub fn signed_area(poly: &[[f64; 2]]) -> f64 {
     let n = poly.len();
-    (0..n).map(|k| {
-        let (a, b) = (poly[k], poly[(k + 1) % n]);
-        a[0] * b[1] - b[0] * a[1]
-    }).sum::<f64>() * 0.5
+    (0..n)
+        .map(|k| {
+            let (a, b) = (poly[k], poly[(k + 1) % n]);
+            a[0] * b[1] - b[0] * a[1]
+        })
+        .sum::<f64>()
+        * 0.5
 }
 
 fn orient(a: [f64; 2], b: [f64; 2], c: [f64; 2]) -> f64 {
@@ -63,7 +66,11 @@ fn check_polygon(field: &str, poly: &[[f64; 2]]) -> Result<()> {
     let n = poly.len();
     for k in 0..n {
         if poly[k] == poly[(k + 1) % n] {
-            bail!("{field}[{}]: repeats the previous point {:?} (do not close the polygon by repeating its first point)", (k + 1) % n, poly[k]);
+            bail!(
+                "{field}[{}]: repeats the previous point {:?} (do not close the polygon by repeating its first point)",
+                (k + 1) % n,
+                poly[k]
+            );
         }
     }
     for k in 0..n {
@@ -116,7 +123,10 @@ pub fn check_domain(d: &Domain) -> Result<()> {
             bail!("{field}: the hole lies outside domain.outer");
         }
         for (g, other) in d.holes.iter().enumerate().take(h) {
-            if polygons_meet(hole, other).is_some() || point_in_polygon(other, hole[0]) || point_in_polygon(hole, other[0]) {
+            if polygons_meet(hole, other).is_some()
+                || point_in_polygon(other, hole[0])
+                || point_in_polygon(hole, other[0])
+            {
                 bail!("{field}: the hole overlaps domain.holes[{g}]");
             }
         }

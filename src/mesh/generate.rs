@@ -1,8 +1,8 @@
 //! Triangulating a scenario's domain with spade: constrained Delaunay triangulation of the
 //! outer polygon and its holes, then Delaunay refinement to the requested area and angle.
 
-use super::Mesh;
 use super::domain::{signed_area, Domain};
+use super::Mesh;
 use serde::{Deserialize, Serialize};
 
 /// How fine a generated mesh is (the scenario's `resolution` section).

@@ -91,8 +91,7 @@ impl Topology {
                              one of them is inverted"
                         );
                     }
-                    let (i, j, si, sj) =
-                        if t0 < t1 { (t0, t1, h0 % 3, h1 % 3) } else { (t1, t0, h1 % 3, h0 % 3) };
+                    let (i, j, si, sj) = if t0 < t1 { (t0, t1, h0 % 3, h1 % 3) } else { (t1, t0, h1 % 3, h0 % 3) };
                     edges.push((i, j, si as u8, sj as u8, key));
                 }
                 n => {

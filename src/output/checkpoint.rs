@@ -13,8 +13,8 @@
 //! then the CRC-32 of everything before it. Values are stored in the run's precision, so a
 //! restart continues bit for bit.
 
-use crate::util::atomic::{write_bytes_atomic, write_atomic};
 use crate::physics::CellState;
+use crate::util::atomic::{write_atomic, write_bytes_atomic};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -57,7 +57,17 @@ fn rank_file(dir: &Path, rank: usize) -> PathBuf {
 }
 
 /// This rank's part of a checkpoint: its owned cells by global id.
-pub fn write_rank(dir: &Path, rank: usize, ranks: usize, fingerprint: u64, step: u64, time: f64, float_bytes: usize, global: &[u32], state: &[CellState]) -> Result<()> {
+pub fn write_rank(
+    dir: &Path,
+    rank: usize,
+    ranks: usize,
+    fingerprint: u64,
+    step: u64,
+    time: f64,
+    float_bytes: usize,
+    global: &[u32],
+    state: &[CellState],
+) -> Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("cannot create checkpoint directory {}", dir.display()))?;
     let n = global.len();
     let mut b = Vec::with_capacity(HEADER + n * (4 + 6 * float_bytes) + 4);
@@ -155,9 +165,15 @@ pub fn locate(path: &Path) -> Result<PathBuf> {
 pub fn read_meta(dir: &Path) -> Result<Meta> {
     let p = dir.join(META);
     let text = fs::read_to_string(&p).with_context(|| format!("cannot read checkpoint {}", p.display()))?;
-    let m: Meta = serde_json::from_str(&text).with_context(|| format!("checkpoint {}: not a valid pycno checkpoint", p.display()))?;
+    let m: Meta = serde_json::from_str(&text)
+        .with_context(|| format!("checkpoint {}: not a valid pycno checkpoint", p.display()))?;
     if m.format != "pycno-checkpoint" || m.version != VERSION {
-        bail!("checkpoint {}: format {:?} version {}, but this pycno reads pycno-checkpoint version {VERSION}", p.display(), m.format, m.version);
+        bail!(
+            "checkpoint {}: format {:?} version {}, but this pycno reads pycno-checkpoint version {VERSION}",
+            p.display(),
+            m.format,
+            m.version
+        );
     }
     Ok(m)
 }

@@ -11,12 +11,12 @@
 //! Rows are appended one whole line per write and flushed, so a killed run keeps every row
 //! it recorded; a restart keeps the rows up to its checkpoint's time and goes on from there.
 
-use crate::util::atomic::write_bytes_atomic;
 use crate::comm::{agree, Comm};
 use crate::mesh::Mesh;
-use crate::scenario::Gauges;
 use crate::physics::CellState;
+use crate::scenario::Gauges;
 use crate::solver::Backend;
+use crate::util::atomic::write_bytes_atomic;
 use anyhow::{anyhow, Context, Result};
 use rayon::prelude::*;
 use std::fs::{File, OpenOptions};
@@ -30,7 +30,8 @@ const QUANTITIES: [&str; 8] = ["h1", "h2", "u1", "v1", "u2", "v2", "interface", 
 pub fn locate(mesh: &Mesh, p: [f64; 2]) -> Option<usize> {
     mesh.triangles.par_iter().position_first(|t| {
         let [a, b, c] = t.map(|v| mesh.vertices[v as usize]);
-        let cross = |o: [f64; 2], u: [f64; 2], w: [f64; 2]| (u[0] - o[0]) * (w[1] - o[1]) - (u[1] - o[1]) * (w[0] - o[0]);
+        let cross =
+            |o: [f64; 2], u: [f64; 2], w: [f64; 2]| (u[0] - o[0]) * (w[1] - o[1]) - (u[1] - o[1]) * (w[0] - o[0]);
         let area = cross(a, b, c).abs();
         let tol = -1e-12 * area;
         let (d1, d2, d3) = (cross(a, b, p), cross(b, c, p), cross(c, a, p));
@@ -93,7 +94,10 @@ impl GaugeRecorder {
                         text.push_str("# pycno gauges: the state of the cell containing each point; u, v velocities (m/s), elevations (m) upwards from the reference level\n");
                         for (p, &c) in g.points.iter().zip(&cells) {
                             let m = centroid[c];
-                            text.push_str(&format!("# gauge {} at ({}, {}): cell {c} (centroid {}, {})\n", p.name, p.at[0], p.at[1], m[0], m[1]));
+                            text.push_str(&format!(
+                                "# gauge {} at ({}, {}): cell {c} (centroid {}, {})\n",
+                                p.name, p.at[0], p.at[1], m[0], m[1]
+                            ));
                         }
                         text.push_str("time,step");
                         for p in &g.points {
@@ -120,7 +124,14 @@ impl GaugeRecorder {
                 next += dt;
             }
         }
-        Ok(GaugeRecorder { path, names: g.points.iter().map(|p| p.name.clone()).collect(), local, interval: g.interval, next, file })
+        Ok(GaugeRecorder {
+            path,
+            names: g.points.iter().map(|p| p.name.clone()).collect(),
+            local,
+            interval: g.interval,
+            next,
+            file,
+        })
     }
 
     /// Whether a record is due at `time` (always at output times: `force`).
@@ -129,7 +140,14 @@ impl GaugeRecorder {
     }
 
     /// Record the gauges at `time` (collective).
-    pub fn record(&mut self, comm: &dyn Comm, b: &mut dyn Backend, step: u64, time: f64, depth_of: &dyn Fn(usize) -> f64) -> Result<()> {
+    pub fn record(
+        &mut self,
+        comm: &dyn Comm,
+        b: &mut dyn Backend,
+        step: u64,
+        time: f64,
+        depth_of: &dyn Fn(usize) -> f64,
+    ) -> Result<()> {
         let mine: Vec<usize> = self.local.iter().flatten().copied().collect();
         let states = b.read_cells(&mine)?;
         let mut values = vec![f64::NAN; self.names.len() * QUANTITIES.len()];
@@ -154,7 +172,10 @@ impl GaugeRecorder {
                 line.push_str(&format!(",{v:?}"));
             }
             line.push('\n');
-            let r = f.write_all(line.as_bytes()).and_then(|_| f.flush()).with_context(|| format!("cannot append to {}", self.path.display()));
+            let r = f
+                .write_all(line.as_bytes())
+                .and_then(|_| f.flush())
+                .with_context(|| format!("cannot append to {}", self.path.display()));
             agree(comm, r)?;
         } else {
             agree(comm, Ok(()))?;

@@ -2,6 +2,6 @@
 
 pub mod checkpoint;
 pub mod gauges;
-pub mod series;
 pub mod pvd;
+pub mod series;
 pub mod vtk;

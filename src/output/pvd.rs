@@ -1,7 +1,7 @@
 //! `.pvd` time collections: the file ParaView opens to step through a run's outputs.
 
-use crate::util::atomic::write_atomic;
 use super::vtk::xml_escape;
+use crate::util::atomic::write_atomic;
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::Path;
@@ -48,10 +48,7 @@ impl PvdCollection {
         s.push_str("  <Collection>\n");
         for (time, file) in &self.entries {
             if !time.is_finite() {
-                bail!(
-                    "cannot write {}: time {time} of {file:?} is not finite",
-                    path.display()
-                );
+                bail!("cannot write {}: time {time} of {file:?} is not finite", path.display());
             }
             // `{:?}` is the shortest text that reads back to the same f64.
             s.push_str(&format!(
@@ -62,8 +59,7 @@ impl PvdCollection {
         s.push_str("  </Collection>\n");
         s.push_str("</VTKFile>\n");
         write_atomic(path, |w| {
-            w.write_all(s.as_bytes())
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            w.write_all(s.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
             Ok(())
         })
     }

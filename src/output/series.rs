@@ -69,7 +69,14 @@ impl Series {
     }
 
     /// Write frame `index` at `time` (collective when several ranks run).
-    pub fn write(&mut self, comm: &dyn Comm, index: usize, time: f64, piece: &Piece, state: &[CellState]) -> Result<()> {
+    pub fn write(
+        &mut self,
+        comm: &dyn Comm,
+        index: usize,
+        time: f64,
+        piece: &Piece,
+        state: &[CellState],
+    ) -> Result<()> {
         let file = self.write_grid(comm, &format!("{index:05}"), piece, state, None)?;
         self.pvd.push(time, &file);
         let pvd = if comm.is_root() { self.pvd.write(&self.pvd_path()) } else { Ok(()) };
@@ -78,13 +85,27 @@ impl Series {
 
     /// A grid outside the time series, `<name>_<stem>.vtu` (or `.pvtu`), with one extra
     /// integer cell array (e.g. the cells that blew up). Returns the path of the file to open.
-    pub fn write_snapshot(&self, comm: &dyn Comm, stem: &str, piece: &Piece, state: &[CellState], extra: (&str, &[i32])) -> Result<PathBuf> {
+    pub fn write_snapshot(
+        &self,
+        comm: &dyn Comm,
+        stem: &str,
+        piece: &Piece,
+        state: &[CellState],
+        extra: (&str, &[i32]),
+    ) -> Result<PathBuf> {
         let file = self.write_grid(comm, stem, piece, state, Some(extra))?;
         Ok(self.dir.join(file))
     }
 
     /// One grid: a `.vtu`, or with several ranks one piece per rank and a `.pvtu`.
-    fn write_grid(&self, comm: &dyn Comm, stem: &str, piece: &Piece, state: &[CellState], extra: Option<(&str, &[i32])>) -> Result<String> {
+    fn write_grid(
+        &self,
+        comm: &dyn Comm,
+        stem: &str,
+        piece: &Piece,
+        state: &[CellState],
+        extra: Option<(&str, &[i32])>,
+    ) -> Result<String> {
         let f = Frame::new(state, piece.depth);
         let mut fields = vec![
             CellField { name: "h1", data: FieldData::F64(&f.h1) },

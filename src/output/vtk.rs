@@ -96,14 +96,8 @@ impl FieldData<'_> {
         match *self {
             FieldData::F32(v) => out.put(v.iter().map(|x| x.to_le_bytes())),
             FieldData::F64(v) => out.put(v.iter().map(|x| x.to_le_bytes())),
-            FieldData::Vec2F32(v) => out.put(
-                v.iter()
-                    .flat_map(|&[x, y]| [x, y, 0.0].map(f32::to_le_bytes)),
-            ),
-            FieldData::Vec2F64(v) => out.put(
-                v.iter()
-                    .flat_map(|&[x, y]| [x, y, 0.0].map(f64::to_le_bytes)),
-            ),
+            FieldData::Vec2F32(v) => out.put(v.iter().flat_map(|&[x, y]| [x, y, 0.0].map(f32::to_le_bytes))),
+            FieldData::Vec2F64(v) => out.put(v.iter().flat_map(|&[x, y]| [x, y, 0.0].map(f64::to_le_bytes))),
             FieldData::I32(v) => out.put(v.iter().map(|x| x.to_le_bytes())),
             FieldData::I64(v) => out.put(v.iter().map(|x| x.to_le_bytes())),
         }
@@ -131,10 +125,7 @@ impl<W: Write> Chunked<'_, W> {
         self.w.write_all(&(num_bytes as u64).to_le_bytes())
     }
 
-    fn put<const N: usize>(
-        &mut self,
-        values: impl Iterator<Item = [u8; N]>,
-    ) -> std::io::Result<()> {
+    fn put<const N: usize>(&mut self, values: impl Iterator<Item = [u8; N]>) -> std::io::Result<()> {
         self.buf.clear();
         for b in values {
             self.buf.extend_from_slice(&b);
@@ -155,11 +146,7 @@ fn check_names(fields: &[CellField]) -> Result<()> {
             bail!("cell field with an empty name");
         }
         if let Some(c) = f.name.chars().find(|&c| c.is_control()) {
-            bail!(
-                "cell field {:?}: name contains control character {:?}",
-                f.name,
-                c
-            );
+            bail!("cell field {:?}: name contains control character {:?}", f.name, c);
         }
         if !seen.insert(f.name) {
             bail!("cell field {:?} given twice", f.name);
@@ -188,12 +175,7 @@ pub(crate) fn xml_escape(s: &str) -> String {
 ///
 /// Every field must hold exactly one value per triangle and every triangle must name existing
 /// vertices; otherwise nothing is written and the error names the culprit.
-pub fn write_vtu(
-    path: &Path,
-    vertices: &[[f64; 2]],
-    triangles: &[[u32; 3]],
-    fields: &[CellField],
-) -> Result<()> {
+pub fn write_vtu(path: &Path, vertices: &[[f64; 2]], triangles: &[[u32; 3]], fields: &[CellField]) -> Result<()> {
     check_names(fields).with_context(|| format!("cannot write {}", path.display()))?;
     let nt = triangles.len();
     let nv = vertices.len();
@@ -208,15 +190,8 @@ pub fn write_vtu(
             );
         }
     }
-    if let Some((t, tri)) = triangles
-        .iter()
-        .enumerate()
-        .find(|(_, tri)| tri.iter().any(|&v| v as usize >= nv))
-    {
-        bail!(
-            "cannot write {}: triangle {t} {tri:?} names a vertex beyond the {nv} vertices",
-            path.display()
-        );
+    if let Some((t, tri)) = triangles.iter().enumerate().find(|(_, tri)| tri.iter().any(|&v| v as usize >= nv)) {
+        bail!("cannot write {}: triangle {t} {tri:?} names a vertex beyond the {nv} vertices", path.display());
     }
 
     // The XML header: every array points at its block in the appended data, which is the
@@ -238,10 +213,7 @@ pub fn write_vtu(
          byte_order=\"LittleEndian\" header_type=\"UInt64\">"
     );
     let _ = writeln!(xml, "  <UnstructuredGrid>");
-    let _ = writeln!(
-        xml,
-        "    <Piece NumberOfPoints=\"{nv}\" NumberOfCells=\"{nt}\">"
-    );
+    let _ = writeln!(xml, "    <Piece NumberOfPoints=\"{nv}\" NumberOfCells=\"{nt}\">");
     let _ = writeln!(xml, "      <Points>");
     array(&mut xml, POINTS_TYPE, "Points", 3, nv * 3 * 8);
     let _ = writeln!(xml, "      </Points>");
@@ -253,13 +225,7 @@ pub fn write_vtu(
     let _ = writeln!(xml, "      <CellData>");
     for f in fields {
         let name = xml_escape(f.name);
-        array(
-            &mut xml,
-            f.data.vtk_type(),
-            &name,
-            f.data.num_components(),
-            f.data.num_bytes(),
-        );
+        array(&mut xml, f.data.vtk_type(), &name, f.data.num_components(), f.data.num_bytes());
     }
     let _ = writeln!(xml, "      </CellData>");
     let _ = writeln!(xml, "    </Piece>");
@@ -267,27 +233,14 @@ pub fn write_vtu(
     let _ = write!(xml, "  <AppendedData encoding=\"raw\">\n   _");
 
     write_atomic(path, |w| {
-        let io = |e: std::io::Error| {
-            anyhow::Error::new(e).context(format!("cannot write {}", path.display()))
-        };
+        let io = |e: std::io::Error| anyhow::Error::new(e).context(format!("cannot write {}", path.display()));
         w.write_all(xml.as_bytes()).map_err(io)?;
-        let mut out = Chunked {
-            w,
-            buf: Vec::with_capacity(Chunked::<std::io::Sink>::CHUNK + 64),
-        };
+        let mut out = Chunked { w, buf: Vec::with_capacity(Chunked::<std::io::Sink>::CHUNK + 64) };
         (|| -> std::io::Result<()> {
             out.header(nv * 3 * 8)?;
-            out.put(
-                vertices
-                    .iter()
-                    .flat_map(|&[x, y]| [x, y, 0.0].map(f64::to_le_bytes)),
-            )?;
+            out.put(vertices.iter().flat_map(|&[x, y]| [x, y, 0.0].map(f64::to_le_bytes)))?;
             out.header(nt * 3 * 8)?;
-            out.put(
-                triangles
-                    .iter()
-                    .flat_map(|t| t.map(|v| i64::from(v).to_le_bytes())),
-            )?;
+            out.put(triangles.iter().flat_map(|t| t.map(|v| i64::from(v).to_le_bytes())))?;
             out.header(nt * 8)?;
             out.put((1..=nt as i64).map(|i| (3 * i).to_le_bytes()))?;
             out.header(nt)?;
@@ -318,10 +271,7 @@ pub fn write_pvtu(path: &Path, pieces: &[String], fields: &[CellField]) -> Resul
     );
     let _ = writeln!(s, "  <PUnstructuredGrid GhostLevel=\"0\">");
     let _ = writeln!(s, "    <PPoints>");
-    let _ = writeln!(
-        s,
-        "      <PDataArray type=\"{POINTS_TYPE}\" Name=\"Points\" NumberOfComponents=\"3\"/>"
-    );
+    let _ = writeln!(s, "      <PDataArray type=\"{POINTS_TYPE}\" Name=\"Points\" NumberOfComponents=\"3\"/>");
     let _ = writeln!(s, "    </PPoints>");
     let _ = writeln!(s, "    <PCellData>");
     for f in fields {
@@ -340,8 +290,7 @@ pub fn write_pvtu(path: &Path, pieces: &[String], fields: &[CellField]) -> Resul
     let _ = writeln!(s, "  </PUnstructuredGrid>");
     let _ = writeln!(s, "</VTKFile>");
     write_atomic(path, |w| {
-        w.write_all(s.as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        w.write_all(s.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
         Ok(())
     })
 }

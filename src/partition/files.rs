@@ -39,18 +39,12 @@ const HEADER_BYTES: usize = 8 + 4 + 4 * 2 + 8 + 4 * 9;
 pub fn mesh_fingerprint(mesh: &Mesh) -> u64 {
     let mut v = crc32fast::Hasher::new();
     for chunk in mesh.vertices.chunks(4096) {
-        let bytes: Vec<u8> = chunk
-            .iter()
-            .flat_map(|p| p.iter().flat_map(|x| x.to_le_bytes()))
-            .collect();
+        let bytes: Vec<u8> = chunk.iter().flat_map(|p| p.iter().flat_map(|x| x.to_le_bytes())).collect();
         v.update(&bytes);
     }
     let mut t = crc32fast::Hasher::new();
     for chunk in mesh.triangles.chunks(4096) {
-        let bytes: Vec<u8> = chunk
-            .iter()
-            .flat_map(|tri| tri.iter().flat_map(|x| x.to_le_bytes()))
-            .collect();
+        let bytes: Vec<u8> = chunk.iter().flat_map(|tri| tri.iter().flat_map(|x| x.to_le_bytes())).collect();
         t.update(&bytes);
     }
     (u64::from(v.finalize()) << 32) | u64::from(t.finalize())
@@ -135,10 +129,7 @@ impl Cursor<'_> {
     }
     fn u32s(&mut self, n: usize) -> Result<Vec<u32>> {
         let bytes = self.take(n.checked_mul(4).context("count overflow")?)?;
-        Ok(bytes
-            .chunks_exact(4)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            .collect())
+        Ok(bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())
     }
 }
 
@@ -180,28 +171,15 @@ pub fn decode(bytes: &[u8]) -> Result<Submesh> {
         let rank = c.u32()?;
         let n_runs = c.count()?;
         let w = c.u32s(n_runs.checked_mul(2).context("count overflow")?)?;
-        let runs = w
-            .chunks_exact(2)
-            .map(|p| Run {
-                start: p[0],
-                len: p[1],
-            })
-            .collect();
+        let runs = w.chunks_exact(2).map(|p| Run { start: p[0], len: p[1] }).collect();
         sends.push(SendTo { rank, runs });
     }
     let mut recvs = Vec::new();
     for _ in 0..n_recvs {
-        recvs.push(RecvFrom {
-            rank: c.u32()?,
-            start: c.u32()?,
-            len: c.u32()?,
-        });
+        recvs.push(RecvFrom { rank: c.u32()?, start: c.u32()?, len: c.u32()? });
     }
     if c.at != body.len() {
-        bail!(
-            "{} bytes left over after the data its header describes",
-            body.len() - c.at
-        );
+        bail!("{} bytes left over after the data its header describes", body.len() - c.at);
     }
     let s = Submesh {
         rank,
@@ -230,15 +208,9 @@ pub fn write_rank(dir: &Path, s: &Submesh) -> Result<u64> {
 
 /// Read rank `rank`'s file from `dir`, rejecting a corrupted or truncated file, another
 /// format version, a partition of another mesh or into another number of ranks.
-pub fn read_rank(
-    dir: &Path,
-    rank: u32,
-    expected_mesh_fingerprint: u64,
-    expected_ranks: u32,
-) -> Result<Submesh> {
+pub fn read_rank(dir: &Path, rank: u32, expected_mesh_fingerprint: u64, expected_ranks: u32) -> Result<Submesh> {
     let path = rank_file(dir, rank);
-    let bytes = fs::read(&path)
-        .with_context(|| format!("cannot read partition file {}", path.display()))?;
+    let bytes = fs::read(&path).with_context(|| format!("cannot read partition file {}", path.display()))?;
     let s = decode(&bytes).with_context(|| format!("partition file {}", path.display()))?;
     let fail = |what: String| Err(anyhow::anyhow!("partition file {}: {what}", path.display()));
     if s.mesh_fingerprint != expected_mesh_fingerprint {
@@ -249,10 +221,7 @@ pub fn read_rank(
         ));
     }
     if s.ranks != expected_ranks {
-        return fail(format!(
-            "a partition into {} ranks, but this run has {expected_ranks}",
-            s.ranks
-        ));
+        return fail(format!("a partition into {} ranks, but this run has {expected_ranks}", s.ranks));
     }
     if s.rank != rank {
         return fail(format!("holds rank {}, not {rank}", s.rank));
@@ -291,8 +260,7 @@ pub const FORMAT_NAME: &str = "pycno-partition";
 
 /// Remove a previous manifest before rewriting a directory (see the module docs).
 pub fn begin_write(dir: &Path) -> Result<()> {
-    fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create directory {}", dir.display()))?;
+    fs::create_dir_all(dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
     let m = dir.join(MANIFEST);
     match fs::remove_file(&m) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -307,13 +275,9 @@ pub fn remove_stale(dir: &Path, ranks: u32) -> Result<()> {
     let entries = fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let index = name
-            .strip_prefix("rank_")
-            .and_then(|s| s.strip_suffix(".bin"))
-            .and_then(|s| s.parse::<u32>().ok());
+        let index = name.strip_prefix("rank_").and_then(|s| s.strip_suffix(".bin")).and_then(|s| s.parse::<u32>().ok());
         if matches!(index, Some(r) if r >= ranks) {
-            fs::remove_file(entry.path())
-                .with_context(|| format!("cannot remove stale {}", entry.path().display()))?;
+            fs::remove_file(entry.path()).with_context(|| format!("cannot remove stale {}", entry.path().display()))?;
         }
     }
     Ok(())
@@ -328,19 +292,13 @@ pub fn write_manifest(dir: &Path, m: &Manifest) -> Result<()> {
 pub fn read_manifest(dir: &Path) -> Result<Manifest> {
     let path = dir.join(MANIFEST);
     let text = fs::read_to_string(&path).with_context(|| {
-        format!(
-            "cannot read {} (not a partition directory, or one still being written)",
-            path.display()
-        )
+        format!("cannot read {} (not a partition directory, or one still being written)", path.display())
     })?;
     // Format and version first, so a manifest of another version is named as such rather
     // than reported as malformed.
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a valid partition manifest", path.display()))?;
-    let format = value
-        .get("format")
-        .and_then(|v| v.as_str())
-        .unwrap_or("(none)");
+    let value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not a valid partition manifest", path.display()))?;
+    let format = value.get("format").and_then(|v| v.as_str()).unwrap_or("(none)");
     let version = value.get("format_version").and_then(|v| v.as_u64());
     if format != FORMAT_NAME || version != Some(u64::from(FORMAT_VERSION)) {
         bail!(
@@ -349,17 +307,13 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
             version.map_or("(none)".to_string(), |v| v.to_string())
         );
     }
-    let m: Manifest = serde_json::from_value(value)
-        .with_context(|| format!("{}: not a valid partition manifest", path.display()))?;
+    let m: Manifest =
+        serde_json::from_value(value).with_context(|| format!("{}: not a valid partition manifest", path.display()))?;
     Ok(m)
 }
 
 /// The manifest's fingerprint as a number.
 pub fn manifest_fingerprint(m: &Manifest) -> Result<u64> {
-    u64::from_str_radix(&m.mesh_fingerprint, 16).with_context(|| {
-        format!(
-            "bad mesh fingerprint {:?} in the manifest",
-            m.mesh_fingerprint
-        )
-    })
+    u64::from_str_radix(&m.mesh_fingerprint, 16)
+        .with_context(|| format!("bad mesh fingerprint {:?} in the manifest", m.mesh_fingerprint))
 }

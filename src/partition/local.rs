@@ -4,8 +4,8 @@
 
 use super::Submesh;
 use crate::mesh::{Topology, NO_CELL};
-use crate::physics::Real;
 use crate::physics::CellState;
+use crate::physics::Real;
 use crate::solver::exchange::HaloPlan;
 use crate::solver::Layout;
 use anyhow::{bail, Result};
@@ -25,20 +25,11 @@ impl Submesh {
     /// Values of a per-global-cell array for the local cells, in local order.
     pub fn gather<X: Copy>(&self, global: &[X]) -> Result<Vec<X>> {
         if global.len() != self.global_cells as usize {
-            bail!(
-                "{} values for a mesh of {} cells",
-                global.len(),
-                self.global_cells
-            );
+            bail!("{} values for a mesh of {} cells", global.len(), self.global_cells);
         }
         self.global_cell
             .iter()
-            .map(|&g| {
-                global
-                    .get(g as usize)
-                    .copied()
-                    .ok_or_else(|| anyhow::anyhow!("global cell {g} out of range"))
-            })
+            .map(|&g| global.get(g as usize).copied().ok_or_else(|| anyhow::anyhow!("global cell {g} out of range")))
             .collect()
     }
 
@@ -52,9 +43,7 @@ impl Submesh {
     /// edge touching the receive block, a communication edge without exactly one owned cell,
     /// or an owned cell missing one of its edges.
     pub fn local_topology(&self, topo: &Topology) -> Result<Topology> {
-        if self.global_cells as usize != topo.num_cells()
-            || self.global_edges as usize != topo.num_edges()
-        {
+        if self.global_cells as usize != topo.num_cells() || self.global_edges as usize != topo.num_edges() {
             bail!(
                 "rank {}'s submesh was made for a mesh of {} cells and {} edges, this one has {} and {}",
                 self.rank,
@@ -65,12 +54,7 @@ impl Submesh {
             );
         }
         self.check()?;
-        let local_of: HashMap<u32, u32> = self
-            .global_cell
-            .iter()
-            .enumerate()
-            .map(|(l, &g)| (g, l as u32))
-            .collect();
+        let local_of: HashMap<u32, u32> = self.global_cell.iter().enumerate().map(|(l, &g)| (g, l as u32)).collect();
         let n = self.num_cells();
         let mut lt = Topology {
             cell_area: self.gather(&topo.cell_area)?,
@@ -84,34 +68,19 @@ impl Submesh {
             let [gi, gj] = topo.edge_cells[e];
             let [si, sj] = topo.edge_slots[e];
             let li = local_of.get(&gi).copied();
-            let lj = if gj == NO_CELL {
-                Some(NO_CELL)
-            } else {
-                local_of.get(&gj).copied()
-            };
+            let lj = if gj == NO_CELL { Some(NO_CELL) } else { local_of.get(&gj).copied() };
             let (Some(li), Some(lj)) = (li, lj) else {
-                bail!(
-                    "rank {}: edge {e} joins cells {gi} and {gj}, not both on this rank",
-                    self.rank
-                );
+                bail!("rank {}: edge {e} joins cells {gi} and {gj}, not both on this rank", self.rank);
             };
             // A wall counts as local: only the owned side of a wall edge exists.
             let comm = k >= self.n_local_edges;
             let (i_owned, j_local) = (owned(li), lj == NO_CELL || owned(lj));
-            let ok = if comm {
-                lj != NO_CELL && i_owned != j_local
-            } else {
-                i_owned && j_local
-            };
+            let ok = if comm { lj != NO_CELL && i_owned != j_local } else { i_owned && j_local };
             if !ok {
                 bail!(
                     "rank {}: edge {e} (cells {gi}, {gj}) is in the {} range but {}",
                     self.rank,
-                    if comm {
-                        "communication"
-                    } else {
-                        "non-communication"
-                    },
+                    if comm { "communication" } else { "non-communication" },
                     match (i_owned, j_local) {
                         (true, true) => "needs no receive-block cell",
                         (false, false) => "has no owned cell",
@@ -131,12 +100,7 @@ impl Submesh {
             lt.edge_vertices.push(topo.edge_vertices[e]);
         }
         if let Some(l) = (0..self.n_owned).find(|&l| lt.cell_edges[l].contains(&u32::MAX)) {
-            bail!(
-                "rank {}: owned cell {} (global {}) lacks some of its edges",
-                self.rank,
-                l,
-                self.global_cell[l]
-            );
+            bail!("rank {}: owned cell {} (global {}) lacks some of its edges", self.rank, l, self.global_cell[l]);
         }
         Ok(lt)
     }
@@ -145,12 +109,7 @@ impl Submesh {
     /// (one value per global cell) and geometry; `n_owned` and `n_local_edges` set from the
     /// blocks, so the step loop updates owned cells only and can process the
     /// non-communication edges while the receive block is in flight.
-    pub fn layout<T: Real>(
-        &self,
-        topo: &Topology,
-        depth: &[f64],
-        state: &[CellState],
-    ) -> Result<Layout<T>> {
+    pub fn layout<T: Real>(&self, topo: &Topology, depth: &[f64], state: &[CellState]) -> Result<Layout<T>> {
         let lt = self.local_topology(topo)?;
         let mut lay = Layout::from_topology(&lt, &self.gather(depth)?, &self.gather(state)?);
         lay.n_owned = self.n_owned;

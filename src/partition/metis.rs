@@ -62,9 +62,7 @@ pub fn partition_cells(topo: &Topology, ranks: usize) -> Result<Vec<u32>> {
         .map_err(|e| anyhow::anyhow!("METIS rejected the dual graph: {e}"))?
         .set_option(option::Seed(SEED))
         .part_kway(&mut part)
-        .map_err(|e| {
-            anyhow::anyhow!("METIS failed to partition {n} cells into {ranks} parts: {e}")
-        })?;
+        .map_err(|e| anyhow::anyhow!("METIS failed to partition {n} cells into {ranks} parts: {e}"))?;
     part.iter()
         .map(|&p| match u32::try_from(p) {
             Ok(p) if (p as usize) < ranks => Ok(p),

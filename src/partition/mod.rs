@@ -151,31 +151,16 @@ impl Submesh {
             bail!("rank {} of {} ranks", self.rank, self.ranks);
         }
         if !(self.n_interior <= self.n_owned && self.n_owned <= n) {
-            bail!(
-                "block bounds {} <= {} <= {} do not hold",
-                self.n_interior,
-                self.n_owned,
-                n
-            );
+            bail!("block bounds {} <= {} <= {} do not hold", self.n_interior, self.n_owned, n);
         }
         if self.n_local_edges > self.num_edges() {
-            bail!(
-                "{} local edges of {} edges",
-                self.n_local_edges,
-                self.num_edges()
-            );
+            bail!("{} local edges of {} edges", self.n_local_edges, self.num_edges());
         }
         if let Some(c) = self.global_cell.iter().find(|&&c| c >= self.global_cells) {
-            bail!(
-                "global cell {c} beyond the mesh's {} cells",
-                self.global_cells
-            );
+            bail!("global cell {c} beyond the mesh's {} cells", self.global_cells);
         }
         if let Some(e) = self.global_edge.iter().find(|&&e| e >= self.global_edges) {
-            bail!(
-                "global edge {e} beyond the mesh's {} edges",
-                self.global_edges
-            );
+            bail!("global edge {e} beyond the mesh's {} edges", self.global_edges);
         }
         let mut seen = self.global_cell.clone();
         seen.sort_unstable();
@@ -206,10 +191,7 @@ impl Submesh {
             for r in &s.runs {
                 let range = r.start as usize..r.start as usize + r.len as usize;
                 if r.len == 0 || range.start < block.start || range.end > block.end {
-                    bail!(
-                        "send run {range:?} to rank {} outside the send block {block:?}",
-                        s.rank
-                    );
+                    bail!("send run {range:?} to rank {} outside the send block {block:?}", s.rank);
                 }
                 range.for_each(|c| sent[c - block.start] = true);
             }
@@ -220,10 +202,7 @@ impl Submesh {
         let mut at = self.n_owned;
         for r in &self.recvs {
             if r.start as usize != at || r.len == 0 {
-                bail!(
-                    "receive range from rank {} does not continue the receive block at {at}",
-                    r.rank
-                );
+                bail!("receive range from rank {} does not continue the receive block at {at}", r.rank);
             }
             at += r.len as usize;
         }
@@ -249,7 +228,12 @@ pub fn partition(topo: &Topology, ranks: usize, mesh_fingerprint: u64) -> Result
 }
 
 /// As [`partition`], with the owners given (`Some`) rather than computed by METIS.
-pub fn partition_with(topo: &Topology, owner: Option<Vec<u32>>, ranks: usize, mesh_fingerprint: u64) -> Result<Partitioned> {
+pub fn partition_with(
+    topo: &Topology,
+    owner: Option<Vec<u32>>,
+    ranks: usize,
+    mesh_fingerprint: u64,
+) -> Result<Partitioned> {
     let clock = Instant::now();
     let owner = match owner {
         Some(o) => o,
@@ -258,10 +242,5 @@ pub fn partition_with(topo: &Topology, owner: Option<Vec<u32>>, ranks: usize, me
     let metis_seconds = clock.elapsed().as_secs_f64();
     let clock = Instant::now();
     let submeshes = submesh::build(topo, &owner, ranks, mesh_fingerprint)?;
-    Ok(Partitioned {
-        owner,
-        submeshes,
-        metis_seconds,
-        submesh_seconds: clock.elapsed().as_secs_f64(),
-    })
+    Ok(Partitioned { owner, submeshes, metis_seconds, submesh_seconds: clock.elapsed().as_secs_f64() })
 }

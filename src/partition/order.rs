@@ -41,10 +41,7 @@ pub struct SendOrder {
 impl SendOrder {
     /// Destinations whose cells are not one contiguous range.
     pub fn fallback_destinations(&self) -> usize {
-        self.dests
-            .iter()
-            .filter(|(_, runs)| runs.len() != 1)
-            .count()
+        self.dests.iter().filter(|(_, runs)| runs.len() != 1).count()
     }
 }
 
@@ -73,28 +70,19 @@ pub fn order_send_block(cells: &[(u32, &[u32])]) -> SendOrder {
     let order = lay_out(&classes, &cells_of, &unchained);
 
     // Runs per destination, from the final order.
-    let sig_of: HashMap<u32, &Vec<u32>> = classes
-        .iter()
-        .flat_map(|(sig, ids)| ids.iter().map(move |&id| (id, sig)))
-        .collect();
+    let sig_of: HashMap<u32, &Vec<u32>> =
+        classes.iter().flat_map(|(sig, ids)| ids.iter().map(move |&id| (id, sig))).collect();
     let mut runs: BTreeMap<u32, Vec<Run>> = cells_of.keys().map(|&d| (d, Vec::new())).collect();
     for (pos, id) in order.iter().enumerate() {
         for d in sig_of[id].iter() {
             let r = runs.get_mut(d).expect("every destination has an entry");
             match r.last_mut() {
                 Some(last) if (last.start + last.len) as usize == pos => last.len += 1,
-                _ => r.push(Run {
-                    start: pos as u32,
-                    len: 1,
-                }),
+                _ => r.push(Run { start: pos as u32, len: 1 }),
             }
         }
     }
-    SendOrder {
-        order,
-        dests: runs.into_iter().collect(),
-        unchained: unchained.into_iter().collect(),
-    }
+    SendOrder { order, dests: runs.into_iter().collect(), unchained: unchained.into_iter().collect() }
 }
 
 /// Can the destinations outside `out` be chained? Restricted to them, no class may have
@@ -145,10 +133,7 @@ fn chainable<'a>(sigs: impl Iterator<Item = &'a [u32]>, out: &dyn Fn(u32) -> boo
 /// The destinations to take out of the chain: per group of destinations joined by
 /// multi-destination classes, the smallest set (then the fewest cells, then the lowest
 /// ranks) that leaves the group chainable.
-fn choose_unchained(
-    classes: &BTreeMap<Vec<u32>, Vec<u32>>,
-    cells_of: &BTreeMap<u32, usize>,
-) -> BTreeSet<u32> {
+fn choose_unchained(classes: &BTreeMap<Vec<u32>, Vec<u32>>, cells_of: &BTreeMap<u32, usize>) -> BTreeSet<u32> {
     // Groups: union-find over destinations through classes with two or more of them.
     let mut parent: BTreeMap<u32, u32> = cells_of.keys().map(|&d| (d, d)).collect();
     fn find(p: &BTreeMap<u32, u32>, mut x: u32) -> u32 {
@@ -172,11 +157,8 @@ fn choose_unchained(
 
     let mut unchained = BTreeSet::new();
     for (root, members) in groups {
-        let sigs: Vec<&[u32]> = classes
-            .keys()
-            .filter(|s| s.len() >= 2 && find(&parent, s[0]) == root)
-            .map(|s| s.as_slice())
-            .collect();
+        let sigs: Vec<&[u32]> =
+            classes.keys().filter(|s| s.len() >= 2 && find(&parent, s[0]) == root).map(|s| s.as_slice()).collect();
         if chainable(sigs.iter().copied(), &|_| false) {
             continue;
         }
@@ -191,18 +173,9 @@ fn choose_unchained(
 }
 
 /// Exhaustive: subsets by size, then total cells, then the subset's bits (lowest ranks).
-fn smallest_unchained(
-    members: &[u32],
-    sigs: &[&[u32]],
-    cells_of: &BTreeMap<u32, usize>,
-) -> Vec<u32> {
+fn smallest_unchained(members: &[u32], sigs: &[&[u32]], cells_of: &BTreeMap<u32, usize>) -> Vec<u32> {
     let n = members.len();
-    let pick = |mask: u32| -> Vec<u32> {
-        (0..n)
-            .filter(|&i| mask >> i & 1 == 1)
-            .map(|i| members[i])
-            .collect()
-    };
+    let pick = |mask: u32| -> Vec<u32> { (0..n).filter(|&i| mask >> i & 1 == 1).map(|i| members[i]).collect() };
     for k in 1..=n as u32 {
         let mut best: Option<(usize, Vec<u32>)> = None;
         for mask in (0u32..1 << n).filter(|m| m.count_ones() == k) {
@@ -228,30 +201,17 @@ fn greedy_unchained(members: &[u32], sigs: &[&[u32]], cells_of: &BTreeMap<u32, u
     while !chainable(sigs.iter().copied(), &|d| out.binary_search(&d).is_ok()) {
         let mut partners: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
         for sig in sigs {
-            let kept: Vec<u32> = sig
-                .iter()
-                .copied()
-                .filter(|d| out.binary_search(d).is_err())
-                .collect();
+            let kept: Vec<u32> = sig.iter().copied().filter(|d| out.binary_search(d).is_err()).collect();
             if kept.len() >= 2 {
                 for &a in &kept {
-                    partners
-                        .entry(a)
-                        .or_default()
-                        .extend(kept.iter().filter(|&&b| b != a));
+                    partners.entry(a).or_default().extend(kept.iter().filter(|&&b| b != a));
                 }
             }
         }
         let Some(&worst) = members
             .iter()
             .filter(|d| partners.contains_key(d))
-            .max_by_key(|&&d| {
-                (
-                    partners[&d].len(),
-                    std::cmp::Reverse(cells_of[&d]),
-                    std::cmp::Reverse(d),
-                )
-            })
+            .max_by_key(|&&d| (partners[&d].len(), std::cmp::Reverse(cells_of[&d]), std::cmp::Reverse(d)))
         else {
             break;
         };
@@ -304,10 +264,7 @@ fn lay_out(
         let mut path = vec![d];
         visited.insert(d);
         let mut at = d;
-        while let Some(&next) = partners
-            .get(&at)
-            .and_then(|p| p.iter().find(|q| !visited.contains(q)))
-        {
+        while let Some(&next) = partners.get(&at).and_then(|p| p.iter().find(|q| !visited.contains(q))) {
             path.push(next);
             visited.insert(next);
             at = next;
@@ -331,10 +288,7 @@ fn lay_out(
     for path in &paths {
         for (k, &d) in path.iter().enumerate() {
             // Unchained classes at the path's start go first, elsewhere last.
-            emit(
-                region.get(&d).map_or(&[][..], |v| v.as_slice()),
-                k == 0 && path.len() > 1,
-            );
+            emit(region.get(&d).map_or(&[][..], |v| v.as_slice()), k == 0 && path.len() > 1);
             if let Some(&next) = path.get(k + 1) {
                 emit(&junction[&(d.min(next), d.max(next))], false);
             }
@@ -355,14 +309,7 @@ mod tests {
 
     #[test]
     fn a_cycle_of_three_needs_one_fallback() {
-        let s = order(&[
-            (0, vec![1, 2]),
-            (1, vec![2, 3]),
-            (2, vec![1, 3]),
-            (3, vec![1]),
-            (4, vec![2]),
-            (5, vec![3]),
-        ]);
+        let s = order(&[(0, vec![1, 2]), (1, vec![2, 3]), (2, vec![1, 3]), (3, vec![1]), (4, vec![2]), (5, vec![3])]);
         assert_eq!(s.unchained.len(), 1);
         assert_eq!(s.fallback_destinations(), 1);
     }
@@ -370,14 +317,7 @@ mod tests {
     #[test]
     fn a_branch_needs_one_fallback() {
         // 1 is paired with 2, 3 and 4, which all have cells of their own.
-        let s = order(&[
-            (0, vec![1, 2]),
-            (1, vec![1, 3]),
-            (2, vec![1, 4]),
-            (3, vec![2]),
-            (4, vec![3]),
-            (5, vec![4]),
-        ]);
+        let s = order(&[(0, vec![1, 2]), (1, vec![1, 3]), (2, vec![1, 4]), (3, vec![2]), (4, vec![3]), (5, vec![4])]);
         assert_eq!(s.unchained, vec![2], "fewest cells, then lowest rank");
         assert_eq!(s.order, vec![4, 1, 0, 2, 5, 3]);
         assert_eq!(s.fallback_destinations(), 1, "{s:?}");

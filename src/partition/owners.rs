@@ -6,7 +6,8 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 pub fn read_owners(path: &Path, cells: usize, ranks: usize) -> Result<Vec<u32>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the owner file {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read the owner file {}", path.display()))?;
     let mut owner = Vec::with_capacity(cells);
     for (k, line) in text.lines().enumerate() {
         for tok in line.split_whitespace() {
@@ -20,7 +21,11 @@ pub fn read_owners(path: &Path, cells: usize, ranks: usize) -> Result<Vec<u32>> 
         }
     }
     if owner.len() != cells {
-        bail!("{}: {} ranks listed, but the mesh has {cells} cells (one rank per cell, in global cell order)", path.display(), owner.len());
+        bail!(
+            "{}: {} ranks listed, but the mesh has {cells} cells (one rank per cell, in global cell order)",
+            path.display(),
+            owner.len()
+        );
     }
     Ok(owner)
 }

@@ -74,11 +74,9 @@ impl Stats {
                 }
             })
             .collect();
-        let edge_cut = topo
-            .edge_cells
-            .iter()
-            .filter(|&&[i, j]| j != NO_CELL && owner[i as usize] != owner[j as usize])
-            .count() as u64;
+        let edge_cut =
+            topo.edge_cells.iter().filter(|&&[i, j]| j != NO_CELL && owner[i as usize] != owner[j as usize]).count()
+                as u64;
         let cells = topo.num_cells();
         let mean = cells as f64 / subs.len().max(1) as f64;
         let cells_max = per_rank.iter().map(|r| r.cells).max().unwrap_or(0);
@@ -92,10 +90,7 @@ impl Stats {
             cells_max,
             communication_cells: per_rank.iter().map(|r| r.send as u64).sum(),
             destinations: per_rank.iter().map(|r| r.neighbours as u64).sum(),
-            fallback_destinations: per_rank
-                .iter()
-                .map(|r| r.fallback_destinations as u64)
-                .sum(),
+            fallback_destinations: per_rank.iter().map(|r| r.fallback_destinations as u64).sum(),
             bytes_per_step: per_rank.iter().map(|r| r.bytes_sent).sum(),
             neighbours_max: per_rank.iter().map(|r| r.neighbours).max().unwrap_or(0),
             empty_ranks: per_rank.iter().filter(|r| r.cells == 0).count(),
@@ -116,11 +111,7 @@ impl Stats {
             self.cells_max,
             mean,
             self.imbalance,
-            if self.empty_ranks > 0 {
-                format!(", {} EMPTY ranks", self.empty_ranks)
-            } else {
-                String::new()
-            }
+            if self.empty_ranks > 0 { format!(", {} EMPTY ranks", self.empty_ranks) } else { String::new() }
         );
         let _ = writeln!(
             s,
@@ -146,7 +137,10 @@ impl Stats {
             self.fallback_destinations, self.destinations
         );
         if self.ranks <= 16 {
-            let _ = writeln!(s, "rank     cells  interior   send  receive   edges  comm-edges  neighbours  bytes-sent  fallbacks");
+            let _ = writeln!(
+                s,
+                "rank     cells  interior   send  receive   edges  comm-edges  neighbours  bytes-sent  fallbacks"
+            );
             for r in &self.per_rank {
                 let _ = writeln!(
                     s,

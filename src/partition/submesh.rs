@@ -47,12 +47,7 @@ fn dest_slice(d: &[u32; 3]) -> &[u32] {
 }
 
 /// Build the submesh of every rank. `owner[c]` is the rank of global cell `c`.
-pub fn build(
-    topo: &Topology,
-    owner: &[u32],
-    ranks: usize,
-    mesh_fingerprint: u64,
-) -> Result<Vec<Submesh>> {
+pub fn build(topo: &Topology, owner: &[u32], ranks: usize, mesh_fingerprint: u64) -> Result<Vec<Submesh>> {
     let n = topo.num_cells();
     if owner.len() != n {
         bail!("{} owners for {n} cells", owner.len());
@@ -92,11 +87,7 @@ pub fn build(
         .into_par_iter()
         .map(|p| {
             let mine = owned_cells(p);
-            let mut global_cell: Vec<u32> = mine
-                .iter()
-                .copied()
-                .filter(|&c| dest[c as usize][0] == NO_RANK)
-                .collect();
+            let mut global_cell: Vec<u32> = mine.iter().copied().filter(|&c| dest[c as usize][0] == NO_RANK).collect();
             let n_interior = global_cell.len();
             let comm: Vec<(u32, &[u32])> = mine
                 .iter()
@@ -111,20 +102,10 @@ pub fn build(
                 .into_iter()
                 .map(|(rank, runs)| SendTo {
                     rank,
-                    runs: runs
-                        .into_iter()
-                        .map(|r| Run {
-                            start: r.start + shift,
-                            len: r.len,
-                        })
-                        .collect(),
+                    runs: runs.into_iter().map(|r| Run { start: r.start + shift, len: r.len }).collect(),
                 })
                 .collect();
-            Owned {
-                global_cell,
-                n_interior,
-                sends,
-            }
+            Owned { global_cell, n_interior, sends }
         })
         .collect();
 
@@ -133,8 +114,7 @@ pub fn build(
     let mut incoming: Vec<Vec<(u32, Vec<u32>)>> = (0..ranks).map(|_| Vec::new()).collect();
     for (p, o) in owned.iter().enumerate() {
         for s in &o.sends {
-            incoming[s.rank as usize]
-                .push((p as u32, s.cells().map(|l| o.global_cell[l]).collect()));
+            incoming[s.rank as usize].push((p as u32, s.cells().map(|l| o.global_cell[l]).collect()));
         }
     }
 
@@ -147,11 +127,7 @@ pub fn build(
             let mut global_cell = o.global_cell;
             let mut recvs = Vec::with_capacity(inc.len());
             for (rank, ids) in inc {
-                recvs.push(RecvFrom {
-                    rank,
-                    start: global_cell.len() as u32,
-                    len: ids.len() as u32,
-                });
+                recvs.push(RecvFrom { rank, start: global_cell.len() as u32, len: ids.len() as u32 });
                 global_cell.extend_from_slice(&ids);
             }
             let (global_edge, n_local_edges) = rank_edges(topo, owner, p as u32, owned_cells(p));

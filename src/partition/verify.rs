@@ -38,16 +38,9 @@ pub fn verify(topo: &Topology, subs: &[Submesh]) -> Result<()> {
         }
     }
     for (e, &[i, j]) in topo.edge_cells.iter().enumerate() {
-        let want = if j == NO_CELL || owner[i as usize] == owner[j as usize] {
-            1
-        } else {
-            2
-        };
+        let want = if j == NO_CELL || owner[i as usize] == owner[j as usize] { 1 } else { 2 };
         if processed[e] != want {
-            bail!(
-                "edge {e} is processed by {} ranks, {want} own its cells",
-                processed[e]
-            );
+            bail!("edge {e} is processed by {} ranks, {want} own its cells", processed[e]);
         }
     }
 
@@ -57,23 +50,11 @@ pub fn verify(topo: &Topology, subs: &[Submesh]) -> Result<()> {
         for d in &s.sends {
             let sent: Vec<u32> = d.cells().map(|l| s.global_cell[l]).collect();
             d.cells().for_each(|l| sent_to[l].push(d.rank));
-            let Some(r) = subs[d.rank as usize]
-                .recvs
-                .iter()
-                .find(|r| r.rank == s.rank)
-            else {
-                bail!(
-                    "rank {} sends to {}, which receives nothing from it",
-                    s.rank,
-                    d.rank
-                );
+            let Some(r) = subs[d.rank as usize].recvs.iter().find(|r| r.rank == s.rank) else {
+                bail!("rank {} sends to {}, which receives nothing from it", s.rank, d.rank);
             };
             if subs[d.rank as usize].global_cell[r.range()] != sent[..] {
-                bail!(
-                    "rank {} receives from {} other cells, or in another order, than it sends",
-                    d.rank,
-                    s.rank
-                );
+                bail!("rank {} receives from {} other cells, or in another order, than it sends", d.rank, s.rank);
             }
         }
         for (l, mut to) in sent_to.into_iter().enumerate() {
@@ -81,10 +62,7 @@ pub fn verify(topo: &Topology, subs: &[Submesh]) -> Result<()> {
             let g = s.global_cell[l] as usize;
             let want: Vec<u32> = dest[g].iter().copied().filter(|&r| r != NO_RANK).collect();
             if to != want {
-                bail!(
-                    "rank {} sends cell {g} to ranks {to:?}, its neighbours are on {want:?}",
-                    s.rank
-                );
+                bail!("rank {} sends cell {g} to ranks {to:?}, its neighbours are on {want:?}", s.rank);
             }
             if (l >= s.n_interior) == want.is_empty() {
                 bail!("rank {}: cell {g} is in the wrong block", s.rank);
@@ -92,11 +70,7 @@ pub fn verify(topo: &Topology, subs: &[Submesh]) -> Result<()> {
         }
         for r in &s.recvs {
             if !subs[r.rank as usize].sends.iter().any(|d| d.rank == s.rank) {
-                bail!(
-                    "rank {} receives from {}, which sends it nothing",
-                    s.rank,
-                    r.rank
-                );
+                bail!("rank {} receives from {}, which sends it nothing", s.rank, r.rank);
             }
         }
     }

@@ -45,26 +45,11 @@ pub fn write_partition_vtu(path: &Path, mesh: &Mesh, subs: &[Submesh]) -> Result
         &mesh.vertices,
         &mesh.triangles,
         &[
-            CellField {
-                name: "rank",
-                data: FieldData::I32(&rank),
-            },
-            CellField {
-                name: "block",
-                data: FieldData::I32(&block),
-            },
-            CellField {
-                name: "destinations",
-                data: FieldData::I32(&destinations),
-            },
-            CellField {
-                name: "gathered",
-                data: FieldData::I32(&gathered),
-            },
-            CellField {
-                name: "local_index",
-                data: FieldData::I32(&local_index),
-            },
+            CellField { name: "rank", data: FieldData::I32(&rank) },
+            CellField { name: "block", data: FieldData::I32(&block) },
+            CellField { name: "destinations", data: FieldData::I32(&destinations) },
+            CellField { name: "gathered", data: FieldData::I32(&gathered) },
+            CellField { name: "local_index", data: FieldData::I32(&local_index) },
         ],
     )
 }

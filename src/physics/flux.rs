@@ -169,9 +169,7 @@ pub fn edge_flux<T: Real>(p: &Params<T>, wi: &Side<T>, wj: &Side<T>, n: [T; 2]) 
     let (s1, s2) = (m1 * ut1, m2 * ut2);
 
     // Back to x-y: (m, p, s) -> (m, p nx - s ny, p ny + s nx).
-    let back = |p1: T, p2: T| {
-        [m1, p1 * nx - s1 * ny, p1 * ny + s1 * nx, m2, p2 * nx - s2 * ny, p2 * ny + s2 * nx]
-    };
+    let back = |p1: T, p2: T| [m1, p1 * nx - s1 * ny, p1 * ny + s1 * nx, m2, p2 * nx - s2 * ny, p2 * ny + s2 * nx];
     EdgeFlux { i: back(phi[1], phi[3]), j: back(phi[1] - nc1, phi[3] - nc3), speed, fallback }
 }
 

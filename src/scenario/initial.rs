@@ -20,10 +20,18 @@ fn field_at(f: &Field, p: [f64; 2]) -> f64 {
         Field::Constant(x) => x,
         Field::Shape(Shape::Circle { center, radius, inside, outside }) => {
             let r2 = (p[0] - center[0]).powi(2) + (p[1] - center[1]).powi(2);
-            if r2 <= radius * radius { inside } else { outside }
+            if r2 <= radius * radius {
+                inside
+            } else {
+                outside
+            }
         }
         Field::Shape(Shape::StepX { x0, left, right }) => {
-            if p[0] < x0 { left } else { right }
+            if p[0] < x0 {
+                left
+            } else {
+                right
+            }
         }
     }
 }

@@ -59,16 +59,25 @@ fn default_name() -> String {
     "scenario".into()
 }
 
-
 /// Depth of the bottom below the reference level, H(x, y) (positive down).
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Bathymetry {
-    Constant { depth: f64 },
+    Constant {
+        depth: f64,
+    },
     /// H = depth - height * exp(-|x - center|^2 / width^2): a smooth seamount.
-    GaussianBump { depth: f64, height: f64, center: [f64; 2], width: f64 },
+    GaussianBump {
+        depth: f64,
+        height: f64,
+        center: [f64; 2],
+        width: f64,
+    },
     /// H = depth + gradient . x
-    Slope { depth: f64, gradient: [f64; 2] },
+    Slope {
+        depth: f64,
+        gradient: [f64; 2],
+    },
 }
 impl Default for Bathymetry {
     fn default() -> Self {
@@ -83,13 +92,7 @@ impl Default for Bathymetry {
 pub enum Initial {
     /// The paper's internal dam break: h1 = h1_inside within `radius` of `center`, else
     /// h1_outside; h2 fills the rest up to a flat free surface at `surface`.
-    CircularDamBreak {
-        center: [f64; 2],
-        radius: f64,
-        h1_inside: f64,
-        h1_outside: f64,
-        surface: f64,
-    },
+    CircularDamBreak { center: [f64; 2], radius: f64, h1_inside: f64, h1_outside: f64, surface: f64 },
     /// A straight internal dam at x = x0: interface elevation `interface_left` for x < x0,
     /// `interface_right` beyond; flat free surface.
     DamBreakX { x0: f64, interface_left: f64, interface_right: f64, surface: f64 },

@@ -118,8 +118,7 @@ impl<T: Real> Backend for CpuBackend<T> {
                     if j != WALL {
                         let (j, sj) = (j as usize, sj as usize);
                         *acc[2 * sj].0.add(j) = [-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z];
-                        *acc[2 * sj + 1].0.add(j) =
-                            [-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T::zero()];
+                        *acc[2 * sj + 1].0.add(j) = [-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T::zero()];
                     }
                 }
                 f.fallback as u64

@@ -26,7 +26,11 @@ pub const SOLVER_CU: &str = include_str!("../../kernels/solver.cu");
 fn block() -> u32 {
     static B: OnceLock<u32> = OnceLock::new();
     *B.get_or_init(|| {
-        std::env::var("PYCNO_CUDA_BLOCK").ok().and_then(|s| s.parse().ok()).filter(|b| b % 32 == 0 && *b <= 1024).unwrap_or(128)
+        std::env::var("PYCNO_CUDA_BLOCK")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .filter(|b| b % 32 == 0 && *b <= 1024)
+            .unwrap_or(128)
     })
 }
 
@@ -38,13 +42,21 @@ pub trait CudaReal: Real + DeviceRepr + ValidAsZeroBits {
 impl CudaReal for f32 {
     const SUFFIX: &'static str = "f32";
     fn from_min_bits(bits: u64) -> f64 {
-        if bits > u32::MAX as u64 { f64::NAN } else { f32::from_bits(bits as u32) as f64 }
+        if bits > u32::MAX as u64 {
+            f64::NAN
+        } else {
+            f32::from_bits(bits as u32) as f64
+        }
     }
 }
 impl CudaReal for f64 {
     const SUFFIX: &'static str = "f64";
     fn from_min_bits(bits: u64) -> f64 {
-        if bits == u64::MAX { f64::NAN } else { f64::from_bits(bits) }
+        if bits == u64::MAX {
+            f64::NAN
+        } else {
+            f64::from_bits(bits)
+        }
     }
 }
 
@@ -228,7 +240,9 @@ impl<T: CudaReal> CudaBackend<T> {
             .load_module(cudarc::nvrtc::Ptx::from_src(ptx(&arch)?))
             .with_context(|| format!("cannot load the kernels on {device}"))?;
         let f = |op: &str| {
-            module.load_function(&format!("{op}_{}", T::SUFFIX)).with_context(|| format!("kernel {op}_{} missing", T::SUFFIX))
+            module
+                .load_function(&format!("{op}_{}", T::SUFFIX))
+                .with_context(|| format!("kernel {op}_{} missing", T::SUFFIX))
         };
         let (edge_fn, dt_fn, update_fn) = (f("edge")?, f("dt")?, f("update")?);
         let stream = ctx.default_stream();
@@ -466,7 +480,9 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         }
         // The copy stream starts once the main stream's work so far (the update) is done.
         h.copy.wait(&self.stream.record_event(None)?)?;
-        h.copy.memcpy_dtoh(&self.v1.slice(words.clone()), &mut h.send[0]).context("copying the send block to the host")?;
+        h.copy
+            .memcpy_dtoh(&self.v1.slice(words.clone()), &mut h.send[0])
+            .context("copying the send block to the host")?;
         h.copy.memcpy_dtoh(&self.v2.slice(words), &mut h.send[1]).context("copying the send block to the host")?;
         h.downloaded = Some(h.copy.record_event(Some(CUevent_flags::CU_EVENT_BLOCKING_SYNC))?);
         Ok(())
@@ -501,8 +517,12 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         for (k, src) in [a, b].into_iter().enumerate() {
             h.recv[k].as_mut_slice().context("staging the receive block")?[..src.len()].copy_from_slice(src);
         }
-        h.copy.memcpy_htod(&h.recv[0], &mut self.v1.slice_mut(words.clone())).context("copying the receive block to the GPU")?;
-        h.copy.memcpy_htod(&h.recv[1], &mut self.v2.slice_mut(words)).context("copying the receive block to the GPU")?;
+        h.copy
+            .memcpy_htod(&h.recv[0], &mut self.v1.slice_mut(words.clone()))
+            .context("copying the receive block to the GPU")?;
+        h.copy
+            .memcpy_htod(&h.recv[1], &mut self.v2.slice_mut(words))
+            .context("copying the receive block to the GPU")?;
         // The communication edges (main stream) wait for the copy, not the host.
         let done = h.copy.record_event(Some(CUevent_flags::CU_EVENT_BLOCKING_SYNC))?;
         self.stream.wait(&done)?;
@@ -514,7 +534,12 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
     }
 }
 
-fn owned_state<T: CudaReal>(stream: &Arc<CudaStream>, v1: &CudaSlice<T>, v2: &CudaSlice<T>, n: usize) -> Result<Vec<CellState>> {
+fn owned_state<T: CudaReal>(
+    stream: &Arc<CudaStream>,
+    v1: &CudaSlice<T>,
+    v2: &CudaSlice<T>,
+    n: usize,
+) -> Result<Vec<CellState>> {
     let a = stream.clone_dtoh(&v1.slice(0..4 * n))?;
     let b = stream.clone_dtoh(&v2.slice(0..4 * n))?;
     Ok(a.chunks_exact(4).zip(b.chunks_exact(4)).map(|(a, b)| CellState::from_records(a, b)).collect())

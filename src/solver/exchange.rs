@@ -156,15 +156,7 @@ impl<'c> MpiHalo<'c> {
                 })
             })
             .collect();
-        MpiHalo {
-            comm,
-            mode,
-            plan,
-            cell_bytes,
-            send: [words(ns), words(ns)],
-            recv: [words(nr), words(nr)],
-            gathered,
-        }
+        MpiHalo { comm, mode, plan, cell_bytes, send: [words(ns), words(ns)], recv: [words(nr), words(nr)], gathered }
     }
 
     /// Take the send block copied to the host, and gather for fallback destinations.

@@ -83,7 +83,7 @@ pub fn kernel_bytes(kernel: &str, cells: usize, edges: usize, wall_edges: usize,
     match kernel {
         "edge" => e * (16.0 + 2.0 * s) + c * 8.0 * s + (2.0 * (e - w) + w) * 8.0 * s,
         "dt" => c * 16.0 * s,
-        "update" => c * 40.0 * s,  // reads one buffer pair, writes the other: same bytes
+        "update" => c * 40.0 * s, // reads one buffer pair, writes the other: same bytes
         _ => 0.0,
     }
 }

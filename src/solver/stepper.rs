@@ -69,7 +69,13 @@ pub fn step_loop_with(
     plan: &Schedule,
     on_event: &mut dyn FnMut(&mut dyn Backend, Event) -> Result<()>,
 ) -> Result<LoopStats> {
-    let mut st = LoopStats { dt_min: f64::INFINITY, dt_max: 0.0, time: plan.t_start, steps: plan.first_step, ..Default::default() };
+    let mut st = LoopStats {
+        dt_min: f64::INFINITY,
+        dt_max: 0.0,
+        time: plan.t_start,
+        steps: plan.first_step,
+        ..Default::default()
+    };
     let mut next_out = 0usize;
     let mut t = plan.t_start;
     while t < plan.t_end {

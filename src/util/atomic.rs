@@ -20,8 +20,7 @@ where
 {
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() {
-            fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create directory {}", dir.display()))?;
+            fs::create_dir_all(dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
         }
     }
     let tmp = temp_path(path);
@@ -32,8 +31,7 @@ where
         w.flush().with_context(|| format!("cannot write {}", tmp.display()))?;
         let file = w.into_inner().map_err(|e| e.into_error())?;
         file.sync_all().with_context(|| format!("cannot sync {}", tmp.display()))?;
-        fs::rename(&tmp, path)
-            .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
+        fs::rename(&tmp, path).with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
         Ok(())
     })();
     if result.is_err() {

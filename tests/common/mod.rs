@@ -3,10 +3,10 @@
 
 use pycno::app::{scenario_mesh, PreparedMesh};
 use pycno::comm::Single;
+use pycno::physics::CellState;
 use pycno::physics::{Params, Real};
 use pycno::scenario::{initial, Scenario};
 use pycno::solver::stepper::{step_loop, LoopStats, Schedule};
-use pycno::physics::CellState;
 use pycno::solver::{Backend, CpuBackend, Layout};
 
 pub struct Outcome {
@@ -33,7 +33,15 @@ pub fn run<T: Real>(s: &Scenario, max_steps: Option<u64>) -> Outcome {
 
 /// From t = 0 to the scenario's end (or `max_steps`), with no output.
 pub fn plan(s: &Scenario, max_steps: Option<u64>) -> Schedule<'static> {
-    Schedule { t_start: 0.0, t_end: s.time.end, gamma: s.physics.gamma, outputs: &[], first_output_index: 1, max_steps, first_step: 0 }
+    Schedule {
+        t_start: 0.0,
+        t_end: s.time.end,
+        gamma: s.physics.gamma,
+        outputs: &[],
+        first_output_index: 1,
+        max_steps,
+        first_step: 0,
+    }
 }
 
 pub fn masses(state: &[CellState], area: &[f64]) -> (f64, f64) {

@@ -73,26 +73,13 @@ enum Lookup {
 impl Nodes {
     fn build(r: &TextLines, tags: Vec<u64>, xy: Vec<[f64; 2]>, lines: &[usize]) -> Result<Nodes> {
         let n = tags.len();
-        let (min, max) = tags
-            .iter()
-            .fold((u64::MAX, 0), |(a, b), &t| (a.min(t), b.max(t)));
+        let (min, max) = tags.iter().fold((u64::MAX, 0), |(a, b), &t| (a.min(t), b.max(t)));
         let dup = |p: u32, q: u32| {
             let (p, q) = (p.min(q) as usize, p.max(q) as usize);
-            r.err_at(
-                lines[q],
-                format!(
-                    "node tag {} appears twice (first on line {})",
-                    tags[q], lines[p]
-                ),
-            )
+            r.err_at(lines[q], format!("node tag {} appears twice (first on line {})", tags[q], lines[p]))
         };
         if n == 0 {
-            return Ok(Nodes {
-                tags,
-                xy,
-                order: vec![],
-                lookup: Lookup::Sparse { sorted: vec![] },
-            });
+            return Ok(Nodes { tags, xy, order: vec![], lookup: Lookup::Sparse { sorted: vec![] } });
         }
         if max - min <= 4 * n as u64 + 1024 {
             let mut slot = vec![NONE; (max - min + 1) as usize];
@@ -104,29 +91,15 @@ impl Nodes {
                 *s = p as u32;
             }
             let order = slot.iter().copied().filter(|&p| p != NONE).collect();
-            Ok(Nodes {
-                tags,
-                xy,
-                order,
-                lookup: Lookup::Dense { min, slot },
-            })
+            Ok(Nodes { tags, xy, order, lookup: Lookup::Dense { min, slot } })
         } else {
-            let mut sorted: Vec<(u64, u32)> = tags
-                .iter()
-                .enumerate()
-                .map(|(p, &t)| (t, p as u32))
-                .collect();
+            let mut sorted: Vec<(u64, u32)> = tags.iter().enumerate().map(|(p, &t)| (t, p as u32)).collect();
             sorted.sort_unstable();
             if let Some(w) = sorted.windows(2).find(|w| w[0].0 == w[1].0) {
                 return Err(dup(w[0].1, w[1].1));
             }
             let order = sorted.iter().map(|&(_, p)| p).collect();
-            Ok(Nodes {
-                tags,
-                xy,
-                order,
-                lookup: Lookup::Sparse { sorted },
-            })
+            Ok(Nodes { tags, xy, order, lookup: Lookup::Sparse { sorted } })
         }
     }
 
@@ -136,10 +109,7 @@ impl Nodes {
                 let p = *slot.get(tag.checked_sub(*min)? as usize)?;
                 (p != NONE).then_some(p)
             }
-            Lookup::Sparse { sorted } => sorted
-                .binary_search_by_key(&tag, |&(t, _)| t)
-                .ok()
-                .map(|i| sorted[i].1),
+            Lookup::Sparse { sorted } => sorted.binary_search_by_key(&tag, |&(t, _)| t).ok().map(|i| sorted[i].1),
         }
     }
 }
@@ -216,10 +186,7 @@ pub fn read_gmsh(path: &Path) -> Result<Mesh> {
 fn read_format(r: &mut TextLines) -> Result<bool> {
     match r.next()? {
         Some("$MeshFormat") => {}
-        Some(s) => bail!(r.err(format!(
-            "expected $MeshFormat, found {}: is this a Gmsh .msh file?",
-            show(s)
-        ))),
+        Some(s) => bail!(r.err(format!("expected $MeshFormat, found {}: is this a Gmsh .msh file?", show(s)))),
         None => bail!(r.err("the file is empty: expected $MeshFormat")),
     }
     let line = match r.next()? {
@@ -254,9 +221,7 @@ fn expect_end(r: &mut TextLines, name: &str, after: &str) -> Result<()> {
     match r.next()? {
         Some(l) if l == want => Ok(()),
         Some(l) => bail!(r.err(format!("expected {want}{after}, found {}", show(l)))),
-        None => bail!(r.err(format!(
-            "the file ends inside ${name}: expected {want}{after}"
-        ))),
+        None => bail!(r.err(format!("the file ends inside ${name}: expected {want}{after}"))),
     }
 }
 
@@ -269,28 +234,17 @@ fn skip_section(r: &mut TextLines, name: &str) -> Result<()> {
             return Ok(());
         }
     }
-    bail!(r.err(format!(
-        "the file ends inside ${name} (opened on line {start}): no {want}"
-    )))
+    bail!(r.err(format!("the file ends inside ${name} (opened on line {start}): no {want}")))
 }
 
 /// The next data line of section `name`, where `found` of `expected` records were read.
-fn data_line<'a>(
-    r: &mut TextLines<'a>,
-    name: &str,
-    noun: &str,
-    expected: u64,
-    found: u64,
-) -> Result<&'a str> {
+fn data_line<'a>(r: &mut TextLines<'a>, name: &str, noun: &str, expected: u64, found: u64) -> Result<&'a str> {
     match r.next()? {
-        Some(l) if l.starts_with('$') => bail!(r.err(format!(
-            "{} inside ${name}: expected {expected} {noun}, found {found}",
-            show(l)
-        ))),
+        Some(l) if l.starts_with('$') => {
+            bail!(r.err(format!("{} inside ${name}: expected {expected} {noun}, found {found}", show(l))))
+        }
         Some(l) => Ok(l),
-        None => bail!(r.err(format!(
-            "the file ends inside ${name}: expected {expected} {noun}, found {found}"
-        ))),
+        None => bail!(r.err(format!("the file ends inside ${name}: expected {expected} {noun}, found {found}"))),
     }
 }
 
@@ -325,11 +279,7 @@ impl<'a> Reader<'a> {
                 self.curve_phys.insert(tag, phys);
             }
         }
-        expect_end(
-            r,
-            "Entities",
-            &format!(" after the {total} entities of the header"),
-        )
+        expect_end(r, "Entities", &format!(" after the {total} entities of the header"))
     }
 
     fn nodes41(&mut self) -> Result<Nodes> {
@@ -343,11 +293,7 @@ impl<'a> Reader<'a> {
             bail!(r.err(format!("{n} nodes are more than pycno supports")));
         }
         let cap = capacity(n, r.remaining(), 8);
-        let (mut tags, mut xy, mut lines) = (
-            Vec::with_capacity(cap),
-            Vec::with_capacity(cap),
-            Vec::with_capacity(cap),
-        );
+        let (mut tags, mut xy, mut lines) = (Vec::with_capacity(cap), Vec::with_capacity(cap), Vec::with_capacity(cap));
         for _ in 0..nblocks {
             let line = data_line(r, "Nodes", "nodes", n, xy.len() as u64)?;
             let b = r.fields::<4>(line, 4, 4, "entityDim entityTag parametric numNodesInBlock")?;
@@ -380,11 +326,7 @@ impl<'a> Reader<'a> {
                 xy.len()
             )));
         }
-        expect_end(
-            r,
-            "Nodes",
-            &format!(" after the {n} nodes of the header (line {hline})"),
-        )?;
+        expect_end(r, "Nodes", &format!(" after the {n} nodes of the header (line {hline})"))?;
         Nodes::build(r, tags, xy, &lines)
     }
 
@@ -398,11 +340,7 @@ impl<'a> Reader<'a> {
             bail!(r.err(format!("{n} nodes are more than pycno supports")));
         }
         let cap = capacity(n, r.remaining(), 8);
-        let (mut tags, mut xy, mut lines) = (
-            Vec::with_capacity(cap),
-            Vec::with_capacity(cap),
-            Vec::with_capacity(cap),
-        );
+        let (mut tags, mut xy, mut lines) = (Vec::with_capacity(cap), Vec::with_capacity(cap), Vec::with_capacity(cap));
         for _ in 0..n {
             let line = data_line(r, "Nodes", "nodes", n, xy.len() as u64)?;
             let [t, x, y, z] = r.fields::<4>(line, 4, 4, "node-number x y z")?;
@@ -411,11 +349,7 @@ impl<'a> Reader<'a> {
             r.float(z, 4)?;
             lines.push(r.line());
         }
-        expect_end(
-            r,
-            "Nodes",
-            &format!(" after the {n} nodes of the header (line {hline})"),
-        )?;
+        expect_end(r, "Nodes", &format!(" after the {n} nodes of the header (line {hline})"))?;
         Nodes::build(r, tags, xy, &lines)
     }
 
@@ -423,33 +357,20 @@ impl<'a> Reader<'a> {
     fn node(&self, tok: &str, k: usize) -> Result<u32> {
         let tag = self.r.uint(tok, k)?;
         let nodes = self.nodes.as_ref().expect("nodes are read before elements");
-        nodes.get(tag).ok_or_else(|| {
-            self.r
-                .err(format!("node {tag} (field {k}) is not in $Nodes"))
-        })
+        nodes.get(tag).ok_or_else(|| self.r.err(format!("node {tag} (field {k}) is not in $Nodes")))
     }
 
     fn elements41(&mut self) -> Result<()> {
         let line = data_line(&mut self.r, "Elements", "elements", 0, 0)?;
         let hline = self.r.line();
-        let h = self.r.fields::<4>(
-            line,
-            4,
-            4,
-            "numEntityBlocks numElements minElementTag maxElementTag",
-        )?;
+        let h = self.r.fields::<4>(line, 4, 4, "numEntityBlocks numElements minElementTag maxElementTag")?;
         let nblocks = self.r.uint(h[0], 1)?;
         let n = self.r.uint(h[1], 2)?;
         self.triangles.reserve(capacity(n, self.r.remaining(), 8));
         let mut done = 0u64;
         for _ in 0..nblocks {
             let line = data_line(&mut self.r, "Elements", "elements", n, done)?;
-            let b = self.r.fields::<4>(
-                line,
-                4,
-                4,
-                "entityDim entityTag elementType numElementsInBlock",
-            )?;
+            let b = self.r.fields::<4>(line, 4, 4, "entityDim entityTag elementType numElementsInBlock")?;
             let edim = self.r.uint(b[0], 1)?;
             let etag = self.r.int(b[1], 2)?;
             let etype = self.r.uint(b[2], 3)?;
@@ -468,9 +389,7 @@ impl<'a> Reader<'a> {
                 done += 1;
                 match etype {
                     2 => {
-                        let [t, a, b, c] =
-                            self.r
-                                .fields::<4>(line, 4, 4, "elementTag node1 node2 node3")?;
+                        let [t, a, b, c] = self.r.fields::<4>(line, 4, 4, "elementTag node1 node2 node3")?;
                         self.r.uint(t, 1)?;
                         let tri = [self.node(a, 2)?, self.node(b, 3)?, self.node(c, 4)?];
                         self.triangles.push(tri);
@@ -480,12 +399,7 @@ impl<'a> Reader<'a> {
                         let elem_tag = self.r.uint(t, 1)?;
                         let pos = [self.node(a, 2)?, self.node(b, 3)?];
                         let key = (edim == 1).then_some(etag);
-                        self.segs.push(RawSeg {
-                            elem_tag,
-                            pos,
-                            key,
-                            line: self.r.line(),
-                        });
+                        self.segs.push(RawSeg { elem_tag, pos, key, line: self.r.line() });
                     }
                     _ => {}
                 }
@@ -496,11 +410,7 @@ impl<'a> Reader<'a> {
                 "the {nblocks} blocks hold {done} elements, but the $Elements header (line {hline}) says {n}"
             )));
         }
-        expect_end(
-            &mut self.r,
-            "Elements",
-            &format!(" after the {n} elements of the header (line {hline})"),
-        )
+        expect_end(&mut self.r, "Elements", &format!(" after the {n} elements of the header (line {hline})"))
     }
 
     fn elements22(&mut self) -> Result<()> {
@@ -538,10 +448,7 @@ impl<'a> Reader<'a> {
             } else {
                 None
             };
-            let mut it = line
-                .split_ascii_whitespace()
-                .enumerate()
-                .skip(3 + ntags as usize);
+            let mut it = line.split_ascii_whitespace().enumerate().skip(3 + ntags as usize);
             let mut pos = [0u32; 3];
             for p in pos.iter_mut().take(nnodes as usize) {
                 let (k, tok) = it.next().unwrap_or((0, ""));
@@ -550,34 +457,20 @@ impl<'a> Reader<'a> {
             if nnodes == 3 {
                 self.triangles.push(pos);
             } else {
-                self.segs.push(RawSeg {
-                    elem_tag,
-                    pos: [pos[0], pos[1]],
-                    key: phys,
-                    line: self.r.line(),
-                });
+                self.segs.push(RawSeg { elem_tag, pos: [pos[0], pos[1]], key: phys, line: self.r.line() });
             }
         }
-        expect_end(
-            &mut self.r,
-            "Elements",
-            &format!(" after the {n} elements of the header (line {hline})"),
-        )
+        expect_end(&mut self.r, "Elements", &format!(" after the {n} elements of the header (line {hline})"))
     }
 
     fn finish(mut self) -> Result<Mesh> {
         let r = &self.r;
-        let nodes = self
-            .nodes
-            .take()
-            .ok_or_else(|| r.err("the file has no $Nodes section"))?;
+        let nodes = self.nodes.take().ok_or_else(|| r.err("the file has no $Nodes section"))?;
         if !self.have_elements {
             bail!(r.err("the file has no $Elements section"));
         }
         if self.triangles.is_empty() {
-            bail!(r.err(
-                "the file has no 3-node triangles (element type 2): pycno needs a 2D surface mesh (gmsh -2)"
-            ));
+            bail!(r.err("the file has no 3-node triangles (element type 2): pycno needs a 2D surface mesh (gmsh -2)"));
         }
         // Keep the nodes that triangles use, renumbered in tag order.
         let mut new = vec![NONE; nodes.xy.len()];
@@ -593,11 +486,7 @@ impl<'a> Reader<'a> {
                 vertices.push(nodes.xy[p as usize]);
             }
         }
-        let triangles = self
-            .triangles
-            .iter()
-            .map(|t| t.map(|p| new[p as usize]))
-            .collect();
+        let triangles = self.triangles.iter().map(|t| t.map(|p| new[p as usize])).collect();
         self.segs.sort_by_key(|s| s.elem_tag);
         let mut boundary = Vec::new();
         for s in &self.segs {
@@ -615,11 +504,7 @@ impl<'a> Reader<'a> {
             if phys < 0 || phys > u32::MAX as i64 {
                 bail!(r.err_at(
                     s.line,
-                    format!(
-                        "physical tag {phys} of line element {} is out of range 1..={}",
-                        s.elem_tag,
-                        u32::MAX
-                    )
+                    format!("physical tag {phys} of line element {} is out of range 1..={}", s.elem_tag, u32::MAX)
                 ));
             }
             let mut v = [0u32; 2];
@@ -635,35 +520,18 @@ impl<'a> Reader<'a> {
                     ));
                 }
             }
-            boundary.push(BoundarySegment {
-                v,
-                tag: phys as u32,
-            });
+            boundary.push(BoundarySegment { v, tag: phys as u32 });
         }
-        Ok(Mesh {
-            vertices,
-            triangles,
-            boundary,
-        })
+        Ok(Mesh { vertices, triangles, boundary })
     }
 }
 
 /// The bounding box `[minx, miny, maxx, maxy]` of some vertices (zeros when none).
 fn bbox(mesh: &Mesh, vs: impl Iterator<Item = u32>) -> [f64; 4] {
-    let mut b = [
-        f64::INFINITY,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NEG_INFINITY,
-    ];
+    let mut b = [f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY];
     for v in vs {
         if let Some(p) = mesh.vertices.get(v as usize) {
-            b = [
-                b[0].min(p[0]),
-                b[1].min(p[1]),
-                b[2].max(p[0]),
-                b[3].max(p[1]),
-            ];
+            b = [b[0].min(p[0]), b[1].min(p[1]), b[2].max(p[0]), b[3].max(p[1])];
         }
     }
     if b[0] > b[2] {
@@ -675,12 +543,7 @@ fn bbox(mesh: &Mesh, vs: impl Iterator<Item = u32>) -> [f64; 4] {
 
 /// Write a Gmsh ASCII `.msh` file of the given version.
 pub fn write_gmsh(path: &Path, mesh: &Mesh, version: GmshVersion) -> Result<()> {
-    let segs: Vec<(usize, &BoundarySegment)> = mesh
-        .boundary
-        .iter()
-        .filter(|s| s.tag != 0)
-        .enumerate()
-        .collect();
+    let segs: Vec<(usize, &BoundarySegment)> = mesh.boundary.iter().filter(|s| s.tag != 0).enumerate().collect();
     let mut tags: Vec<u32> = segs.iter().map(|(_, s)| s.tag).collect();
     tags.sort_unstable();
     tags.dedup();
@@ -704,21 +567,8 @@ pub fn write_gmsh(path: &Path, mesh: &Mesh, version: GmshVersion) -> Result<()> 
                 GmshVersion::V41 => {
                     writeln!(w, "$Entities\n0 {} 1 0", tags.len())?;
                     for (i, &t) in tags.iter().enumerate() {
-                        let b = bbox(
-                            mesh,
-                            segs.iter()
-                                .filter(|(_, s)| s.tag == t)
-                                .flat_map(|(_, s)| s.v),
-                        );
-                        writeln!(
-                            w,
-                            "{} {:?} {:?} 0 {:?} {:?} 0 1 {t} 0",
-                            i + 1,
-                            b[0],
-                            b[1],
-                            b[2],
-                            b[3]
-                        )?;
+                        let b = bbox(mesh, segs.iter().filter(|(_, s)| s.tag == t).flat_map(|(_, s)| s.v));
+                        writeln!(w, "{} {:?} {:?} 0 {:?} {:?} 0 1 {t} 0", i + 1, b[0], b[1], b[2], b[3])?;
                     }
                     let b = bbox(mesh, 0..nv as u32);
                     writeln!(w, "1 {:?} {:?} 0 {:?} {:?} 0 1 1 0", b[0], b[1], b[2], b[3])?;
@@ -762,24 +612,11 @@ pub fn write_gmsh(path: &Path, mesh: &Mesh, version: GmshVersion) -> Result<()> 
                     writeln!(w, "$EndNodes")?;
                     writeln!(w, "$Elements\n{}", nt + ns)?;
                     for (i, t) in mesh.triangles.iter().enumerate() {
-                        writeln!(
-                            w,
-                            "{} 2 2 1 1 {} {} {}",
-                            i + 1,
-                            t[0] + 1,
-                            t[1] + 1,
-                            t[2] + 1
-                        )?;
+                        writeln!(w, "{} 2 2 1 1 {} {} {}", i + 1, t[0] + 1, t[1] + 1, t[2] + 1)?;
                     }
                     for (i, s) in &segs {
                         let (id, tag) = (nt + i + 1, s.tag);
-                        writeln!(
-                            w,
-                            "{id} 1 2 {tag} {} {} {}",
-                            curve(tag),
-                            s.v[0] + 1,
-                            s.v[1] + 1
-                        )?;
+                        writeln!(w, "{id} 1 2 {tag} {} {} {}", curve(tag), s.v[0] + 1, s.v[1] + 1)?;
                     }
                     writeln!(w, "$EndElements")?;
                 }
@@ -802,12 +639,12 @@ mod tests {
         read_gmsh(&p)
     }
 
-    const TRI22: &str =
-        "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 0\n$EndNodes\n";
+    const TRI22: &str = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 0\n$EndNodes\n";
 
     #[test]
     fn sparse_lookup_is_used_for_huge_tags() {
-        let text = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n3\n1000000000000 0 0 0\n5 1 0 0\n7 0 1 0\n$EndNodes\n\
+        let text =
+            "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n3\n1000000000000 0 0 0\n5 1 0 0\n7 0 1 0\n$EndNodes\n\
                     $Elements\n2\n1 2 2 0 1 5 7 1000000000000\n2 1 2 3 1 7 5\n$EndElements\n";
         let m = read_str(text).unwrap();
         assert_eq!(m.vertices, vec![[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]);
@@ -819,31 +656,16 @@ mod tests {
     fn duplicate_node_tag_is_an_error() {
         let text = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n2\n4 0 0 0\n4 1 0 0\n$EndNodes\n";
         let e = read_str(text).unwrap_err().to_string();
-        assert!(
-            e.contains("t.msh:7: node tag 4 appears twice (first on line 6)"),
-            "{e}"
-        );
+        assert!(e.contains("t.msh:7: node tag 4 appears twice (first on line 6)"), "{e}");
     }
 
     #[test]
     fn format_errors() {
         let cases = [
-            (
-                "$MeshFormat\n4.1 1 8\n$EndMeshFormat\n",
-                "t.msh:2: binary .msh files are not supported",
-            ),
-            (
-                "$MeshFormat\n3.0 0 8\n$EndMeshFormat\n",
-                "t.msh:2: Gmsh format version 3.0 is not supported",
-            ),
-            (
-                "$MeshFormat\n4 0 8\n$EndMeshFormat\n",
-                "t.msh:2: Gmsh format version 4 is not supported",
-            ),
-            (
-                "solid x\n",
-                "t.msh:1: expected $MeshFormat, found \"solid x\"",
-            ),
+            ("$MeshFormat\n4.1 1 8\n$EndMeshFormat\n", "t.msh:2: binary .msh files are not supported"),
+            ("$MeshFormat\n3.0 0 8\n$EndMeshFormat\n", "t.msh:2: Gmsh format version 3.0 is not supported"),
+            ("$MeshFormat\n4 0 8\n$EndMeshFormat\n", "t.msh:2: Gmsh format version 4 is not supported"),
+            ("solid x\n", "t.msh:1: expected $MeshFormat, found \"solid x\""),
             (
                 "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Comments\nhi\n",
                 "t.msh:5: the file ends inside $Comments (opened on line 4)",
@@ -866,18 +688,9 @@ mod tests {
                 "$Elements\n1\n1 9 2 1 1 1 2 3 1 2 3\n$EndElements\n",
                 "t.msh:12: element type 9 (6-node second-order triangle) is not supported",
             ),
-            (
-                "$Elements\n1\n1 3 2 1 1 1 2 3 1\n$EndElements\n",
-                "t.msh:12: element type 3 (4-node quadrangle)",
-            ),
-            (
-                "$Elements\n1\n1 2 2 1 1 1 2 4\n$EndElements\n",
-                "t.msh:12: node 4 (field 8) is not in $Nodes",
-            ),
-            (
-                "$Elements\n1\n1 2 2 1 1 1 2\n$EndElements\n",
-                "t.msh:12: expected 8 fields",
-            ),
+            ("$Elements\n1\n1 3 2 1 1 1 2 3 1\n$EndElements\n", "t.msh:12: element type 3 (4-node quadrangle)"),
+            ("$Elements\n1\n1 2 2 1 1 1 2 4\n$EndElements\n", "t.msh:12: node 4 (field 8) is not in $Nodes"),
+            ("$Elements\n1\n1 2 2 1 1 1 2\n$EndElements\n", "t.msh:12: expected 8 fields"),
             (
                 "$Elements\n2\n1 2 2 1 1 1 2 3\n$EndElements\n",
                 "t.msh:13: \"$EndElements\" inside $Elements: expected 2 elements, found 1",
@@ -886,10 +699,7 @@ mod tests {
                 "$Elements\n1\n1 2 2 1 1 1 2 3\n2 2 2 1 1 1 2 3\n$EndElements\n",
                 "t.msh:13: expected $EndElements after the 1 elements of the header (line 11)",
             ),
-            (
-                "$Elements\n1\n1 15 2 1 1 3\n$EndElements\n",
-                "t.msh:13: the file has no 3-node triangles",
-            ),
+            ("$Elements\n1\n1 15 2 1 1 3\n$EndElements\n", "t.msh:13: the file has no 3-node triangles"),
         ];
         for (tail, want) in cases {
             let e = read_str(&format!("{TRI22}{tail}")).unwrap_err().to_string();
@@ -902,14 +712,12 @@ mod tests {
         let head = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n";
         let text = format!("{head}$Nodes\n1 3 1 3\n2 1 0 4\n1\n2\n3\n4\n");
         let e = read_str(&text).unwrap_err().to_string();
-        assert!(e.contains("t.msh:6: this block of 4 nodes brings the total to 4, but the $Nodes header (line 5) says 3"), "{e}");
-        let text = format!("{head}$Nodes\n1 3 1 3\n2 1 0 2\n1\n2\n0 0 0\n1 0 0\n$EndNodes\n");
-        let e = read_str(&text).unwrap_err().to_string();
         assert!(
-            e.contains(
-                "t.msh:10: the 1 blocks hold 2 nodes, but the $Nodes header (line 5) says 3"
-            ),
+            e.contains("t.msh:6: this block of 4 nodes brings the total to 4, but the $Nodes header (line 5) says 3"),
             "{e}"
         );
+        let text = format!("{head}$Nodes\n1 3 1 3\n2 1 0 2\n1\n2\n0 0 0\n1 0 0\n$EndNodes\n");
+        let e = read_str(&text).unwrap_err().to_string();
+        assert!(e.contains("t.msh:10: the 1 blocks hold 2 nodes, but the $Nodes header (line 5) says 3"), "{e}");
     }
 }

@@ -20,12 +20,10 @@ use std::fmt::Display;
 use std::path::Path;
 
 /// What [`read_mesh`] and [`write_mesh`] understand, for error messages.
-pub const SUPPORTED: &str =
-    ".node or .ele (Triangle), .msh (Gmsh ASCII 4.1 or 2.2), .pmsh (pycno native binary)";
+pub const SUPPORTED: &str = ".node or .ele (Triangle), .msh (Gmsh ASCII 4.1 or 2.2), .pmsh (pycno native binary)";
 
 fn extension(path: &Path) -> Option<String> {
-    path.extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+    path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase())
 }
 
 fn unknown_extension(path: &Path) -> anyhow::Error {
@@ -112,13 +110,7 @@ pub(crate) struct TextLines<'a> {
 
 impl<'a> TextLines<'a> {
     pub fn new(path: &Path, data: &'a [u8], hash_comments: bool) -> Self {
-        TextLines {
-            name: path.display().to_string(),
-            data,
-            pos: 0,
-            line: 0,
-            hash_comments,
-        }
+        TextLines { name: path.display().to_string(), data, pos: 0, line: 0, hash_comments }
     }
 
     /// The next line with content, trimmed of whitespace (and of a `#` comment); `None` at
@@ -141,9 +133,7 @@ impl<'a> TextLines<'a> {
             }
             return match std::str::from_utf8(bytes) {
                 Ok(s) => Ok(Some(s)),
-                Err(_) => {
-                    Err(self.err("the line is not text (invalid UTF-8): is this a binary file?"))
-                }
+                Err(_) => Err(self.err("the line is not text (invalid UTF-8): is this a binary file?")),
             };
         }
         Ok(None)
@@ -171,13 +161,7 @@ impl<'a> TextLines<'a> {
 
     /// The first `N` fields of `line`, which must have between `min` and `max` fields
     /// (`N <= min`); `what` names them for the error message.
-    pub fn fields<const N: usize>(
-        &self,
-        line: &'a str,
-        min: u64,
-        max: u64,
-        what: &str,
-    ) -> Result<[&'a str; N]> {
+    pub fn fields<const N: usize>(&self, line: &'a str, min: u64, max: u64, what: &str) -> Result<[&'a str; N]> {
         let mut out = [""; N];
         let mut it = line.split_ascii_whitespace();
         let mut found = 0u64;
@@ -209,24 +193,17 @@ impl<'a> TextLines<'a> {
 
     /// Field number `k` (1-based) as a non-negative integer.
     pub fn uint(&self, tok: &str, k: usize) -> Result<u64> {
-        tok.parse::<u64>().map_err(|_| {
-            self.err(format!(
-                "field {k} {} is not a non-negative integer",
-                show(tok)
-            ))
-        })
+        tok.parse::<u64>().map_err(|_| self.err(format!("field {k} {} is not a non-negative integer", show(tok))))
     }
 
     /// Field number `k` (1-based) as an integer.
     pub fn int(&self, tok: &str, k: usize) -> Result<i64> {
-        tok.parse::<i64>()
-            .map_err(|_| self.err(format!("field {k} {} is not an integer", show(tok))))
+        tok.parse::<i64>().map_err(|_| self.err(format!("field {k} {} is not an integer", show(tok))))
     }
 
     /// Field number `k` (1-based) as a floating-point number.
     pub fn float(&self, tok: &str, k: usize) -> Result<f64> {
-        tok.parse::<f64>()
-            .map_err(|_| self.err(format!("field {k} {} is not a number", show(tok))))
+        tok.parse::<f64>().map_err(|_| self.err(format!("field {k} {} is not a number", show(tok))))
     }
 }
 
@@ -260,10 +237,7 @@ mod tests {
         let p = PathBuf::from("a.ele");
         let mut r = TextLines::new(&p, b"\n\n1 2 3\n", true);
         let l = r.next().unwrap().unwrap();
-        let e = r
-            .fields::<4>(l, 4, 4, "id v0 v1 v2")
-            .unwrap_err()
-            .to_string();
+        let e = r.fields::<4>(l, 4, 4, "id v0 v1 v2").unwrap_err().to_string();
         assert_eq!(e, "a.ele:3: expected 4 fields (id v0 v1 v2), found 3");
         let e = r.float("1.0e", 2).unwrap_err().to_string();
         assert_eq!(e, "a.ele:3: field 2 \"1.0e\" is not a number");
@@ -290,24 +264,14 @@ mod tests {
     #[test]
     fn unknown_extension_lists_supported() {
         let e = read_mesh(Path::new("a.stl")).unwrap_err().to_string();
-        assert!(
-            e.contains(".stl") && e.contains(".msh") && e.contains(".pmsh") && e.contains(".node"),
-            "{e}"
-        );
-        let e = write_mesh(Path::new("a"), &Mesh::default())
-            .unwrap_err()
-            .to_string();
+        assert!(e.contains(".stl") && e.contains(".msh") && e.contains(".pmsh") && e.contains(".node"), "{e}");
+        let e = write_mesh(Path::new("a"), &Mesh::default()).unwrap_err().to_string();
         assert!(e.contains("no extension"), "{e}");
     }
 
     #[test]
     fn missing_file_says_cannot_open() {
-        let e = read_file(Path::new("/nonexistent/x.node"))
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            e,
-            "cannot open /nonexistent/x.node: No such file or directory"
-        );
+        let e = read_file(Path::new("/nonexistent/x.node")).unwrap_err().to_string();
+        assert_eq!(e, "cannot open /nonexistent/x.node: No such file or directory");
     }
 }

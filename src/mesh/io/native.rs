@@ -49,18 +49,10 @@ impl<W: Write> Summed<'_, W> {
 pub fn write_native(path: &Path, mesh: &Mesh) -> Result<()> {
     write_atomic(path, |w| {
         (|| -> std::io::Result<()> {
-            let mut s = Summed {
-                w,
-                crc: crc32fast::Hasher::new(),
-                buf: Vec::with_capacity(1 << 17),
-            };
+            let mut s = Summed { w, crc: crc32fast::Hasher::new(), buf: Vec::with_capacity(1 << 17) };
             s.put(MAGIC)?;
             s.put(&VERSION.to_le_bytes())?;
-            for n in [
-                mesh.vertices.len(),
-                mesh.triangles.len(),
-                mesh.boundary.len(),
-            ] {
+            for n in [mesh.vertices.len(), mesh.triangles.len(), mesh.boundary.len()] {
                 s.put(&(n as u64).to_le_bytes())?;
             }
             for p in &mesh.vertices {
@@ -108,14 +100,20 @@ pub fn read_native(path: &Path) -> Result<Mesh> {
         );
     }
     if len < 12 {
-        bail!("{name}: the file is truncated: expected at least {} bytes (header and checksum), found {len}", HEADER + 4);
+        bail!(
+            "{name}: the file is truncated: expected at least {} bytes (header and checksum), found {len}",
+            HEADER + 4
+        );
     }
     let version = u32_at(&data, 8);
     if version != VERSION {
         bail!("{name}: native mesh format version {version} is not supported: this pycno reads version {VERSION}");
     }
     if len < HEADER + 4 {
-        bail!("{name}: the file is truncated: expected at least {} bytes (header and checksum), found {len}", HEADER + 4);
+        bail!(
+            "{name}: the file is truncated: expected at least {} bytes (header and checksum), found {len}",
+            HEADER + 4
+        );
     }
     let (nv, nt, ns) = (u64_at(&data, 12), u64_at(&data, 20), u64_at(&data, 28));
     let expected = HEADER as u128 + 16 * nv as u128 + 12 * nt as u128 + 12 * ns as u128 + 4;
@@ -134,9 +132,7 @@ pub fn read_native(path: &Path) -> Result<Mesh> {
     let stored = u32_at(&data, len - 4);
     let computed = crc32fast::hash(body);
     if stored != computed {
-        bail!(
-            "{name}: checksum mismatch: the file is corrupted (stored CRC-32 {stored:08x}, computed {computed:08x})"
-        );
+        bail!("{name}: checksum mismatch: the file is corrupted (stored CRC-32 {stored:08x}, computed {computed:08x})");
     }
     // The size matched, so every count fits in memory as the file did.
     let (nv, nt, ns) = (nv as usize, nt as usize, ns as usize);
@@ -153,37 +149,24 @@ pub fn read_native(path: &Path) -> Result<Mesh> {
         .collect();
     let tbytes = &body[at..at + 12 * nt];
     at += 12 * nt;
-    let triangles: Vec<[u32; 3]> = tbytes
-        .chunks_exact(12)
-        .map(|c| [u32_at(c, 0), u32_at(c, 4), u32_at(c, 8)])
-        .collect();
+    let triangles: Vec<[u32; 3]> =
+        tbytes.chunks_exact(12).map(|c| [u32_at(c, 0), u32_at(c, 4), u32_at(c, 8)]).collect();
     let sbytes = &body[at..at + 12 * ns];
     let boundary: Vec<BoundarySegment> = sbytes
         .chunks_exact(12)
-        .map(|c| BoundarySegment {
-            v: [u32_at(c, 0), u32_at(c, 4)],
-            tag: u32_at(c, 8),
-        })
+        .map(|c| BoundarySegment { v: [u32_at(c, 0), u32_at(c, 4)], tag: u32_at(c, 8) })
         .collect();
-    if let Some((t, v)) = triangles
-        .iter()
-        .enumerate()
-        .find_map(|(t, tri)| tri.iter().find(|&&v| v as usize >= nv).map(|&v| (t, v)))
+    if let Some((t, v)) =
+        triangles.iter().enumerate().find_map(|(t, tri)| tri.iter().find(|&&v| v as usize >= nv).map(|&v| (t, v)))
     {
         bail!("{name}: triangle {t} refers to vertex {v}, but the file has {nv} vertices");
     }
-    if let Some((s, v)) = boundary
-        .iter()
-        .enumerate()
-        .find_map(|(s, seg)| seg.v.iter().find(|&&v| v as usize >= nv).map(|&v| (s, v)))
+    if let Some((s, v)) =
+        boundary.iter().enumerate().find_map(|(s, seg)| seg.v.iter().find(|&&v| v as usize >= nv).map(|&v| (s, v)))
     {
         bail!("{name}: boundary segment {s} refers to vertex {v}, but the file has {nv} vertices");
     }
-    Ok(Mesh {
-        vertices,
-        triangles,
-        boundary,
-    })
+    Ok(Mesh { vertices, triangles, boundary })
 }
 
 #[cfg(test)]
@@ -222,10 +205,7 @@ mod tests {
         m.triangles[0][2] = 3;
         write_native(&p, &m).unwrap();
         let e = read_native(&p).unwrap_err().to_string();
-        assert!(
-            e.contains("triangle 0 refers to vertex 3, but the file has 3 vertices"),
-            "{e}"
-        );
+        assert!(e.contains("triangle 0 refers to vertex 3, but the file has 3 vertices"), "{e}");
     }
 
     #[test]
@@ -241,10 +221,7 @@ mod tests {
         b.extend_from_slice(&[0; 4]);
         std::fs::write(&p, &b).unwrap();
         let e = read_native(&p).unwrap_err().to_string();
-        assert!(
-            e.contains("truncated") && e.contains("the file has 40 bytes"),
-            "{e}"
-        );
+        assert!(e.contains("truncated") && e.contains("the file has 40 bytes"), "{e}");
     }
 
     #[test]
@@ -254,14 +231,8 @@ mod tests {
         for (bytes, want) in [
             (&b""[..], "found \"\""),
             (&b"PYCNO"[..], "found \"PYCNO\""),
-            (
-                &b"PYCNOMSH\x01\x00"[..],
-                "truncated: expected at least 40 bytes",
-            ),
-            (
-                &b"PYCNOMSH\x01\x00\x00\x00\x00"[..],
-                "truncated: expected at least 40 bytes",
-            ),
+            (&b"PYCNOMSH\x01\x00"[..], "truncated: expected at least 40 bytes"),
+            (&b"PYCNOMSH\x01\x00\x00\x00\x00"[..], "truncated: expected at least 40 bytes"),
         ] {
             std::fs::write(&p, bytes).unwrap();
             let e = read_native(&p).unwrap_err().to_string();

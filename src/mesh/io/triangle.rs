@@ -16,10 +16,7 @@ use std::path::{Path, PathBuf};
 
 /// `path` without a `.node`, `.ele` or `.edge` extension.
 fn base_of(path: &Path) -> PathBuf {
-    match path
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase())
-    {
+    match path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()) {
         Some(e) if e == "node" || e == "ele" || e == "edge" => path.with_extension(""),
         _ => path.to_path_buf(),
     }
@@ -39,16 +36,8 @@ pub fn read_triangle(path: &Path) -> Result<Mesh> {
     let (vertices, first) = read_node(&with_suffix(&base, "node"))?;
     let triangles = read_ele(&with_suffix(&base, "ele"), vertices.len(), first)?;
     let edge = with_suffix(&base, "edge");
-    let boundary = if edge.exists() {
-        read_edge(&edge, vertices.len(), first)?
-    } else {
-        Vec::new()
-    };
-    Ok(Mesh {
-        vertices,
-        triangles,
-        boundary,
-    })
+    let boundary = if edge.exists() { read_edge(&edge, vertices.len(), first)? } else { Vec::new() };
+    Ok(Mesh { vertices, triangles, boundary })
 }
 
 /// A header field that Triangle lets the file leave out.
@@ -63,16 +52,11 @@ fn header_field(r: &TextLines, toks: &[&str], k: usize, default: u64) -> Result<
 fn header<'a>(r: &mut TextLines<'a>, what: &str, max: usize) -> Result<Vec<&'a str>> {
     let line = match r.next()? {
         Some(l) => l,
-        None => bail!(r.err(format!(
-            "the file is empty: expected the header line `{what}`"
-        ))),
+        None => bail!(r.err(format!("the file is empty: expected the header line `{what}`"))),
     };
     let toks: Vec<&str> = line.split_ascii_whitespace().collect();
     if toks.len() > max {
-        bail!(r.err(format!(
-            "expected a header of at most {max} fields ({what}), found {}",
-            toks.len()
-        )));
+        bail!(r.err(format!("expected a header of at most {max} fields ({what}), found {}", toks.len())));
     }
     Ok(toks)
 }
@@ -106,31 +90,20 @@ fn expect_eof(r: &mut TextLines, n: u64, what: &str, hline: usize) -> Result<()>
 fn read_node(path: &Path) -> Result<(Vec<[f64; 2]>, i64)> {
     let data = read_file(path)?;
     let mut r = TextLines::new(path, &data, true);
-    let toks = header(
-        &mut r,
-        "<#vertices> <dimension> <#attributes> <#boundary markers>",
-        4,
-    )?;
+    let toks = header(&mut r, "<#vertices> <dimension> <#attributes> <#boundary markers>", 4)?;
     let hline = r.line();
     let n = header_field(&r, &toks, 0, 0)?;
     let dim = header_field(&r, &toks, 1, 2)?;
     let nattr = header_field(&r, &toks, 2, 0)?;
     let nmark = header_field(&r, &toks, 3, 0)?;
     if dim != 2 {
-        bail!(r.err(format!(
-            "the dimension (field 2) must be 2, found {dim}: pycno meshes are 2D"
-        )));
+        bail!(r.err(format!("the dimension (field 2) must be 2, found {dim}: pycno meshes are 2D")));
     }
     if nmark > 1 {
-        bail!(r.err(format!(
-            "the number of boundary markers (field 4) must be 0 or 1, found {nmark}"
-        )));
+        bail!(r.err(format!("the number of boundary markers (field 4) must be 0 or 1, found {nmark}")));
     }
     if n > u32::MAX as u64 {
-        bail!(r.err(format!(
-            "{n} vertices are more than pycno supports ({})",
-            u32::MAX
-        )));
+        bail!(r.err(format!("{n} vertices are more than pycno supports ({})", u32::MAX)));
     }
     let nfields = 3u64.saturating_add(nattr).saturating_add(nmark);
     let what = describe("id x y", nattr, nmark);
@@ -139,17 +112,13 @@ fn read_node(path: &Path) -> Result<(Vec<[f64; 2]>, i64)> {
     for i in 0..n {
         let line = match r.next()? {
             Some(l) => l,
-            None => bail!(r.err(format!(
-                "the file ends after {i} vertices, but the header (line {hline}) says {n}"
-            ))),
+            None => bail!(r.err(format!("the file ends after {i} vertices, but the header (line {hline}) says {n}"))),
         };
         let [id, x, y] = r.fields::<3>(line, nfields, nfields, &what)?;
         let id = r.int(id, 1)?;
         if i == 0 {
             if id != 0 && id != 1 {
-                bail!(r.err(format!(
-                    "vertex numbering must start at 0 or 1, found first vertex id {id}"
-                )));
+                bail!(r.err(format!("vertex numbering must start at 0 or 1, found first vertex id {id}")));
             }
             first = id;
         } else if id != first + i as i64 {
@@ -169,9 +138,7 @@ fn vertex_index(r: &TextLines, tok: &str, k: usize, nv: usize, first: i64) -> Re
     let v = r.int(tok, k)?;
     let i = v.checked_sub(first).unwrap_or(-1);
     if i < 0 || i as u64 >= nv as u64 {
-        bail!(r.err(format!(
-            "vertex index {v} out of range (the .node file has {nv} vertices, numbered from {first})"
-        )));
+        bail!(r.err(format!("vertex index {v} out of range (the .node file has {nv} vertices, numbered from {first})")));
     }
     Ok(i as u32)
 }
@@ -195,9 +162,7 @@ fn read_ele(path: &Path, nv: usize, first: i64) -> Result<Vec<[u32; 3]>> {
     for i in 0..n {
         let line = match r.next()? {
             Some(l) => l,
-            None => bail!(r.err(format!(
-                "the file ends after {i} triangles, but the header (line {hline}) says {n}"
-            ))),
+            None => bail!(r.err(format!("the file ends after {i} triangles, but the header (line {hline}) says {n}"))),
         };
         let [id, a, b, c] = r.fields::<4>(line, nfields, nfields, &what)?;
         r.int(id, 1)?;
@@ -219,9 +184,7 @@ fn read_edge(path: &Path, nv: usize, first: i64) -> Result<Vec<BoundarySegment>>
     let n = header_field(&r, &toks, 0, 0)?;
     let nmark = header_field(&r, &toks, 1, 0)?;
     if nmark > 1 {
-        bail!(r.err(format!(
-            "the number of boundary markers (field 2) must be 0 or 1, found {nmark}"
-        )));
+        bail!(r.err(format!("the number of boundary markers (field 2) must be 0 or 1, found {nmark}")));
     }
     let nfields = 3 + nmark;
     let what = describe("id v0 v1", 0, nmark);
@@ -229,24 +192,16 @@ fn read_edge(path: &Path, nv: usize, first: i64) -> Result<Vec<BoundarySegment>>
     for i in 0..n {
         let line = match r.next()? {
             Some(l) => l,
-            None => bail!(r.err(format!(
-                "the file ends after {i} edges, but the header (line {hline}) says {n}"
-            ))),
+            None => bail!(r.err(format!("the file ends after {i} edges, but the header (line {hline}) says {n}"))),
         };
         let [id, a, b] = r.fields::<3>(line, nfields, nfields, &what)?;
         r.int(id, 1)?;
-        let v = [
-            vertex_index(&r, a, 2, nv, first)?,
-            vertex_index(&r, b, 3, nv, first)?,
-        ];
+        let v = [vertex_index(&r, a, 2, nv, first)?, vertex_index(&r, b, 3, nv, first)?];
         if nmark == 1 {
             let tok = line.split_ascii_whitespace().nth(3).unwrap_or("");
             let m = r.int(tok, 4)?;
             if m < 0 || m > u32::MAX as i64 {
-                bail!(r.err(format!(
-                    "boundary marker {m} is out of range: pycno boundary tags are 0..={}",
-                    u32::MAX
-                )));
+                bail!(r.err(format!("boundary marker {m} is out of range: pycno boundary tags are 0..={}", u32::MAX)));
             }
             if m != 0 {
                 boundary.push(BoundarySegment { v, tag: m as u32 });
@@ -291,8 +246,7 @@ pub fn write_triangle(base_path: &Path, mesh: &Mesh) -> Result<()> {
     if tagged == 0 {
         match std::fs::remove_file(&edge) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(e)
-                    .with_context(|| format!("cannot remove the stale {}", edge.display()));
+                return Err(e).with_context(|| format!("cannot remove the stale {}", edge.display()));
             }
             _ => return Ok(()),
         }
@@ -324,10 +278,7 @@ mod tests {
         assert_eq!(base_of(Path::new("a/b.node")), PathBuf::from("a/b"));
         assert_eq!(base_of(Path::new("a/b.1.ele")), PathBuf::from("a/b.1"));
         assert_eq!(base_of(Path::new("a/b.1")), PathBuf::from("a/b.1"));
-        assert_eq!(
-            with_suffix(Path::new("a/b.1"), "edge"),
-            PathBuf::from("a/b.1.edge")
-        );
+        assert_eq!(with_suffix(Path::new("a/b.1"), "edge"), PathBuf::from("a/b.1.edge"));
     }
 
     #[test]
@@ -339,13 +290,7 @@ mod tests {
         let m = read_triangle(&d.path().join("m.ele")).unwrap();
         assert_eq!(m.vertices, vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]);
         assert_eq!(m.triangles, vec![[0, 1, 2]]);
-        assert_eq!(
-            m.boundary,
-            vec![
-                BoundarySegment { v: [1, 2], tag: 4 },
-                BoundarySegment { v: [2, 0], tag: 5 }
-            ]
-        );
+        assert_eq!(m.boundary, vec![BoundarySegment { v: [1, 2], tag: 4 }, BoundarySegment { v: [2, 0], tag: 5 }]);
     }
 
     #[test]
@@ -362,75 +307,41 @@ mod tests {
     fn errors() {
         let d = tempfile::tempdir().unwrap();
         let cases: &[(&str, &str, &str)] = &[
-            (
-                "3 3 0 0\n",
-                "m.node:1: the dimension (field 2) must be 2, found 3",
-                "node",
-            ),
-            (
-                "3 2 0 0\n5 0 0\n",
-                "m.node:2: vertex numbering must start at 0 or 1, found first vertex id 5",
-                "node",
-            ),
-            (
-                "3 2 0 0\n0 0 0\n2 0 0\n",
-                "m.node:3: vertex id 2 is out of sequence: expected 1",
-                "node",
-            ),
-            (
-                "3 2 0 1\n0 0 0\n",
-                "m.node:2: expected 4 fields (id x y, boundary marker), found 3",
-                "node",
-            ),
-            (
-                "-3 2 0 0\n",
-                "m.node:1: field 1 \"-3\" is not a non-negative integer",
-                "node",
-            ),
+            ("3 3 0 0\n", "m.node:1: the dimension (field 2) must be 2, found 3", "node"),
+            ("3 2 0 0\n5 0 0\n", "m.node:2: vertex numbering must start at 0 or 1, found first vertex id 5", "node"),
+            ("3 2 0 0\n0 0 0\n2 0 0\n", "m.node:3: vertex id 2 is out of sequence: expected 1", "node"),
+            ("3 2 0 1\n0 0 0\n", "m.node:2: expected 4 fields (id x y, boundary marker), found 3", "node"),
+            ("-3 2 0 0\n", "m.node:1: field 1 \"-3\" is not a non-negative integer", "node"),
             ("", "m.node:1: the file is empty", "node"),
         ];
         for (text, want, _) in cases {
             write(d.path(), "m.node", text);
             write(d.path(), "m.ele", "0 3 0\n");
-            let e = read_triangle(&d.path().join("m.node"))
-                .unwrap_err()
-                .to_string();
+            let e = read_triangle(&d.path().join("m.node")).unwrap_err().to_string();
             assert!(e.contains(want), "{e}\nwanted {want}");
         }
         write(d.path(), "m.node", "3 2 0 0\n0 0 0\n1 1 0\n2 0 1\n");
         write(d.path(), "m.ele", "1 6 0\n");
-        let e = read_triangle(&d.path().join("m.node"))
-            .unwrap_err()
-            .to_string();
+        let e = read_triangle(&d.path().join("m.node")).unwrap_err().to_string();
+        assert!(e.contains("m.ele:1: the nodes per triangle (field 2) must be 3, found 6"), "{e}");
+        write(d.path(), "m.ele", "1 3 0\n0 0 1 -1\n");
+        let e = read_triangle(&d.path().join("m.node")).unwrap_err().to_string();
         assert!(
-            e.contains("m.ele:1: the nodes per triangle (field 2) must be 3, found 6"),
+            e.contains("m.ele:2: vertex index -1 out of range (the .node file has 3 vertices, numbered from 0)"),
             "{e}"
         );
-        write(d.path(), "m.ele", "1 3 0\n0 0 1 -1\n");
-        let e = read_triangle(&d.path().join("m.node"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("m.ele:2: vertex index -1 out of range (the .node file has 3 vertices, numbered from 0)"), "{e}");
         write(d.path(), "m.ele", "1 3 0\n0 0 1 2\n");
         write(d.path(), "m.edge", "1 1\n0 0 1 -4\n");
-        let e = read_triangle(&d.path().join("m.node"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("m.edge:2: boundary marker -4 is out of range"),
-            "{e}"
-        );
+        let e = read_triangle(&d.path().join("m.node")).unwrap_err().to_string();
+        assert!(e.contains("m.edge:2: boundary marker -4 is out of range"), "{e}");
     }
 
     #[test]
     fn stale_edge_file_is_removed() {
         let d = tempfile::tempdir().unwrap();
         let edge = write(d.path(), "m.edge", "1 1\n0 0 1 3\n");
-        let mesh = Mesh {
-            vertices: vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]],
-            triangles: vec![[0, 1, 2]],
-            boundary: vec![],
-        };
+        let mesh =
+            Mesh { vertices: vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], triangles: vec![[0, 1, 2]], boundary: vec![] };
         write_triangle(&d.path().join("m"), &mesh).unwrap();
         assert!(!edge.exists());
         assert_eq!(read_triangle(&d.path().join("m.node")).unwrap(), mesh);
