@@ -1,13 +1,31 @@
-// The four phases of a step on the GPU (seed 001, section 5): the edge pass (one thread
-// per edge, writing its two cells' accumulator slots), the per-volume time step with its
-// minimum, and the volume update. Kernels are extern "C" and named {op}_{dtype}; the host
-// side is src/solver/cuda.rs. Compiled at run time by NVRTC after physics.cuh.
+// The four phases of a step on the GPU (de la Asunción et al. 2012, section 5): the edge
+// pass (one thread per edge, writing its two cells' accumulator slots), the per-volume time
+// step with its minimum, and the volume update. Kernels are extern "C" and named
+// {op}_{dtype}; each takes the layout's arrays as one struct (Arrays, mirrored by
+// DeviceArrays in src/solver/cuda/launch.rs) and the model as another. The host side is
+// src/solver/cuda/.
 //
 // Layout (src/solver/layout.rs): v1 = (h1, q1x, q1y, H), v2 = (h2, q2x, q2y, area);
-// ecells = (i, j, slot_i, slot_j) with j = -1 at a wall; enormal = n * L;
+// ecells = (i, j, slot_i, slot_j) with j = -1 on a boundary, where the fourth int is the
+// boundary table index; enormal = n * L;
 // acc[(2 * slot + layer) * stride + cell] = (M1, M2, M3, Z) / (M4, M5, M6, 0).
 // scratch[0] = bits of the minimum dt (atomicMin on the bit pattern of a positive float),
 // scratch[1] = "a cell went unphysical", scratch[2] = hyperbolicity fallbacks.
+
+template <typename T> struct Arrays {
+    const V4<T>* v1;  // the state this step reads
+    const V4<T>* v2;
+    V4<T>* o1;        // the state the update writes (the host then swaps the pairs)
+    V4<T>* o2;
+    const int4* ecells;
+    const V2<T>* enormal;
+    V4<T>* acc;
+    const Boundary<T>* boundaries;
+    unsigned long long* scratch;
+    long long stride;  // cells in the layout: the accumulators' stride
+    int n_owned;
+    int reserved;
+};
 
 template <typename T>
 __device__ __forceinline__ Side<T> load_side(const V4<T>& a, const V4<T>& b) {
@@ -17,11 +35,15 @@ __device__ __forceinline__ Side<T> load_side(const V4<T>& a, const V4<T>& b) {
     return s;
 }
 
+// The device functions take the arrays as __restrict__ parameters (the kernels below unpack
+// Arrays into them): after inlining, the compiler keeps the no-aliasing facts, which let it
+// read through the read-only cache.
 template <typename T>
 __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
                                             const int4* __restrict__ ecells, const V2<T>* __restrict__ enormal,
-                                            V4<T>* __restrict__ acc, long long stride, int e_begin, int e_end,
-                                            T g, T r, unsigned long long* __restrict__ scratch) {
+                                            const Boundary<T>* __restrict__ boundaries, V4<T>* __restrict__ acc,
+                                            long long stride, int e_begin, int e_end, const Model<T>& m, T t,
+                                            unsigned long long* __restrict__ scratch) {
     int e = e_begin + blockIdx.x * blockDim.x + threadIdx.x;
     bool fallback = false;
     if (e < e_end) {
@@ -30,7 +52,8 @@ __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const 
         T len = rt_sqrt(nl.x * nl.x + nl.y * nl.y);
         T nx = nl.x / len, ny = nl.y / len;
         Side<T> wi = load_side(v1[ec.x], v2[ec.x]);
-        EdgeFlux<T> f = ec.y < 0 ? wall_flux(g, r, wi, nx, ny) : edge_flux(g, r, wi, load_side(v1[ec.y], v2[ec.y]), nx, ny);
+        EdgeFlux<T> f = ec.y < 0 ? boundary_flux(m, boundaries[ec.w], wi, nx, ny, t)
+                                 : numerical_flux(m, wi, load_side(v1[ec.y], v2[ec.y]), nx, ny);
         T z = len * f.speed;
         V4<T> a = {len * f.i[0], len * f.i[1], len * f.i[2], z};
         V4<T> b = {len * f.i[3], len * f.i[4], len * f.i[5], T(0)};
@@ -85,15 +108,13 @@ __device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4
 __device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, b); }
 __device__ __forceinline__ double div_rn(double a, double b) { return __ddiv_rn(a, b); }
 
-__device__ __forceinline__ bool finite_all(float a, float b, float c) { return isfinite(a) && isfinite(b) && isfinite(c); }
-__device__ __forceinline__ bool finite_all(double a, double b, double c) { return isfinite(a) && isfinite(b) && isfinite(c); }
-
 // Reads (v1, v2) and writes (o1, o2): the host swaps the two buffers after each update, so
 // the state before the last update stays available (the last good state of a blow-up).
 template <typename T>
 __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
                                               V4<T>* __restrict__ o1, V4<T>* __restrict__ o2, const V4<T>* __restrict__ acc,
-                                              long long stride, int n, T dt, unsigned long long* __restrict__ scratch) {
+                                              long long stride, int n, const Model<T>& m, T dt,
+                                              unsigned long long* __restrict__ scratch) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
     if (c >= n) return;
@@ -111,26 +132,27 @@ __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, cons
     b.x = b.x - k * (t1.x + t3.x + t5.x);
     b.y = b.y - k * (t1.y + t3.y + t5.y);
     b.z = b.z - k * (t1.z + t3.z + t5.z);
+    if (has_sources(m)) {
+        Side<T> s = load_side(a, b);
+        source(m, s, dt);
+        a.x = s.h1; a.y = s.q1x; a.z = s.q1y;
+        b.x = s.h2; b.y = s.q2x; b.z = s.q2y;
+    }
     o1[c] = a;
     o2[c] = b;
-    bool ok = a.x > T(0) && b.x > T(0) && finite_all(a.x, a.y, a.z) && finite_all(b.x, b.y, b.z);
-    if (!ok) atomicOr(&scratch[1], 1ull);
+    if (!is_admissible(a.x, a.y, a.z, b.x, b.y, b.z)) atomicOr(&scratch[1], 1ull);
 }
 
-#define PYCNO_KERNELS(T, SUFFIX)                                                                               \
-    extern "C" __global__ void edge_##SUFFIX(const V4<T>* v1, const V4<T>* v2, const int4* ecells,           \
-                                             const V2<T>* enormal, V4<T>* acc, long long stride, int e_begin, \
-                                             int e_end, T g, T r, unsigned long long* scratch) {              \
-        edge_kernel<T>(v1, v2, ecells, enormal, acc, stride, e_begin, e_end, g, r, scratch);                   \
-    }                                                                                                          \
-    extern "C" __global__ void dt_##SUFFIX(const V4<T>* v2, const V4<T>* acc, long long stride, int n,        \
-                                           T two_gamma, unsigned long long* scratch) {                        \
-        dt_kernel<T>(v2, acc, stride, n, two_gamma, scratch);                                                  \
-    }                                                                                                          \
-    extern "C" __global__ void update_##SUFFIX(const V4<T>* v1, const V4<T>* v2, V4<T>* o1, V4<T>* o2,        \
-                                               const V4<T>* acc, long long stride, int n, T dt,               \
-                                               unsigned long long* scratch) {                                 \
-        update_kernel<T>(v1, v2, o1, o2, acc, stride, n, dt, scratch);                                         \
+#define PYCNO_KERNELS(T, SUFFIX)                                                                                  \
+    extern "C" __global__ void edge_##SUFFIX(Arrays<T> a, Model<T> m, int e_begin, int e_end, T t) {             \
+        edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, e_begin, e_end, m, t,     \
+                       a.scratch);                                                                               \
+    }                                                                                                             \
+    extern "C" __global__ void dt_##SUFFIX(Arrays<T> a, T two_gamma) {                                           \
+        dt_kernel<T>(a.v2, a.acc, a.stride, a.n_owned, two_gamma, a.scratch);                                    \
+    }                                                                                                             \
+    extern "C" __global__ void update_##SUFFIX(Arrays<T> a, Model<T> m, T dt) {                                  \
+        update_kernel<T>(a.v1, a.v2, a.o1, a.o2, a.acc, a.stride, a.n_owned, m, dt, a.scratch);                  \
     }
 
 PYCNO_KERNELS(float, f32)

@@ -6,7 +6,7 @@ use common::{masses, scenario};
 use pycno::app::scenario_mesh;
 use pycno::comm::Single;
 use pycno::physics::CellState;
-use pycno::physics::Params;
+use pycno::physics::{Model, Physics};
 use pycno::scenario::{initial, Scenario};
 use pycno::solver::cuda::{probe, CudaBackend, CudaReal};
 use pycno::solver::stepper::step_loop;
@@ -31,7 +31,7 @@ fn run_both<T: CudaReal>(
 ) -> (Vec<CellState>, Vec<CellState>, Vec<CellState>, Vec<f64>, u64, u64) {
     let pm = scenario_mesh(s).unwrap();
     let (depth, start) = initial::evaluate(s, &pm.topo.cell_centroid).unwrap();
-    let params = Params::<T>::new(s.physics.g, s.physics.r).unwrap();
+    let params = Model::<T>::new(&s.physics).unwrap();
     let lay = Layout::<T>::from_topology(&pm.topo, &depth, &start);
     let plan = common::plan(s, Some(steps));
     let mut gpu = CudaBackend::new(params, &lay, 0).unwrap();
@@ -173,18 +173,18 @@ fn every_slot_written<T: CudaReal>(tol: f64) {
         st.q1 = [0.1 * p[1] * st.h1, -0.05 * p[0] * st.h1];
         st.q2 = [0.02 * p[0] * st.h2, 0.03 * st.h2];
     }
-    let params = Params::<T>::new(9.81, 0.998).unwrap();
+    let params = Model::<T>::new(&Physics::default()).unwrap();
     let lay = Layout::<T>::from_topology(&pm.topo, &depth, &start);
     let mut gpu = CudaBackend::new(params, &lay, 0).unwrap();
     gpu.poison_accumulators().unwrap();
-    gpu.process_edges(0..lay.num_edges()).unwrap();
+    gpu.process_edges(0..lay.num_edges(), 0.0).unwrap();
     let acc = gpu.accumulators().unwrap();
     let n = lay.num_cells();
     let unwritten = acc.iter().filter(|x| !x.is_finite()).count();
     assert_eq!(unwritten, 0, "{unwritten} of {} accumulator words not written", acc.len());
     // The same pass on the CPU, compared through one full step's state change.
     let mut cpu = CpuBackend::new(params, lay.clone()).unwrap();
-    cpu.process_edges(0..lay.num_edges()).unwrap();
+    cpu.process_edges(0..lay.num_edges(), 0.0).unwrap();
     let (dtc, _) = cpu.local_dt(0.9).unwrap();
     let (dtg, _) = gpu.local_dt(0.9).unwrap();
     assert!(((dtc - dtg) / dtc).abs() < tol, "dt differs: cpu {dtc}, gpu {dtg}");

@@ -10,11 +10,11 @@ use pycno::app::{scenario_mesh, PreparedMesh};
 use pycno::mesh::NO_CELL;
 use pycno::partition::order::{order_send_block, SendOrder};
 use pycno::partition::{self, files, submesh, Submesh};
-use pycno::physics::Params;
+use pycno::physics::Model;
 use pycno::scenario::{initial, Scenario};
 use pycno::solver::cpu::check_slots;
-use pycno::solver::layout::WALL;
-use pycno::solver::{Backend, CpuBackend, Layout};
+use pycno::solver::layout::BOUNDARY;
+use pycno::solver::{Backend, CpuBackend, Layout, StepContext};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -226,7 +226,7 @@ fn check_layouts(pm: &PreparedMesh, subs: &[Submesh], what: &str) {
             assert_eq!(s.global_cell[li as usize], i, "{what}: orientation");
             assert_eq!(lsi, si as i32);
             if j == NO_CELL {
-                assert_eq!(lj, WALL);
+                assert_eq!(lj, BOUNDARY);
             } else {
                 assert_eq!((s.global_cell[lj as usize], lsj), (j, sj as i32));
             }
@@ -332,14 +332,14 @@ fn a_multi_rank_run_matches_one_rank_bit_for_bit() {
     let s = Scenario::paper_benchmark(3000);
     let pm = scenario_mesh(&s).unwrap();
     let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
-    let params = Params::<f32>::new(s.physics.g, s.physics.r).unwrap();
+    let params = Model::<f32>::new(&s.physics).unwrap();
     let steps = 30;
 
     let mut one = CpuBackend::new(params, Layout::<f32>::from_topology(&pm.topo, &depth, &state)).unwrap();
     for _ in 0..steps {
-        one.process_edges(0..one.num_edges()).unwrap();
+        one.process_edges(0..one.num_edges(), 0.0).unwrap();
         let (dt, _) = one.local_dt(s.physics.gamma).unwrap();
-        one.update(dt).unwrap();
+        one.update(StepContext { t: 0.0, dt }).unwrap();
     }
     let want = one.layout().v1.clone();
 
@@ -353,11 +353,11 @@ fn a_multi_rank_run_matches_one_rank_bit_for_bit() {
         for _ in 0..steps {
             for b in bs.iter_mut() {
                 let (nl, ne) = (b.num_local_edges(), b.num_edges());
-                b.process_edges(0..nl).unwrap();
-                b.process_edges(nl..ne).unwrap();
+                b.process_edges(0..nl, 0.0).unwrap();
+                b.process_edges(nl..ne, 0.0).unwrap();
             }
             let dt = bs.iter_mut().map(|b| b.local_dt(s.physics.gamma).unwrap().0).fold(f64::INFINITY, f64::min);
-            bs.iter_mut().for_each(|b| b.update(dt).unwrap());
+            bs.iter_mut().for_each(|b| b.update(StepContext { t: 0.0, dt }).unwrap());
             // Exchange: each receive range gets its source's send list, in order.
             for q in 0..ranks {
                 for r in subs[q].recvs.clone() {

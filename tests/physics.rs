@@ -7,8 +7,9 @@
 //! is reproducible. Run with `cargo test --test physics`.
 
 use nalgebra::{Complex, Matrix4, Vector4};
+use pycno::physics::boundary::mirror;
 use pycno::physics::eigen::{eigenvalues, eigenvector, wave_strengths, Eigenvalues};
-use pycno::physics::{edge_flux, wall_mirror, EdgeFlux, Params, Real, Side};
+use pycno::physics::{numerical_flux, EdgeFlux, Model, Physics, Real, Side};
 
 // ---------------------------------------------------------------------------------------
 // Tolerances. Every one is stated relative to a named scale, with the reason for its size.
@@ -693,7 +694,7 @@ fn check_equal_states<T: Real>(seed: u64, tol: f64) {
     let speed_tol = if T::EPS.f64() < 1e-10 { EIG_REL_TOL } else { F32_EXT_TOL };
     for _ in 0..20_000 {
         let r = rng.pick(&RS);
-        let p = Params::<T>::new(G, r).unwrap();
+        let p = Model::<T>::new(&Physics { g: G, r, ..Default::default() }).unwrap();
         let n = rng.unit_normal();
         let w = to_t::<T>(&random_side(&mut rng, n));
         let n_t = n.map(T::c);
@@ -709,7 +710,7 @@ fn check_equal_states<T: Real>(seed: u64, tol: f64) {
             n_skipped += 1;
             continue;
         }
-        let f = edge_flux(&p, &w, &w, n_t);
+        let f = numerical_flux(&p, &w, &w, n_t);
         let (fi, fj) = flux_f64(&f);
         assert!(all_finite(&fi) && all_finite(&fj), "non-finite flux {f:?}");
         assert_eq!(fi, fj, "equal states: flux.i != flux.j: {f:?} for {w:?}");
@@ -760,7 +761,7 @@ fn edge_flux_is_rotation_invariant() {
     let mut n_skipped = 0;
     for _ in 0..40_000 {
         let r = rng.pick(&RS);
-        let p = Params::<f64>::new(G, r).unwrap();
+        let p = Model::<f64>::new(&Physics { g: G, r, ..Default::default() }).unwrap();
         let n = rng.unit_normal();
         let (wi, wj) = (random_side(&mut rng, n), random_side(&mut rng, n));
         let th = rng.angle();
@@ -769,8 +770,8 @@ fn edge_flux_is_rotation_invariant() {
             continue;
         }
         let rot_side = |w: &Side<f64>| Side { q1: rot(w.q1, th), q2: rot(w.q2, th), ..*w };
-        let f0 = edge_flux(&p, &wi, &wj, n);
-        let f1 = edge_flux(&p, &rot_side(&wi), &rot_side(&wj), rot(n, th));
+        let f0 = numerical_flux(&p, &wi, &wj, n);
+        let f1 = numerical_flux(&p, &rot_side(&wi), &rot_side(&wj), rot(n, th));
         assert_eq!(f0.fallback, f1.fallback, "rotation changed the fallback decision");
         let scale = flux_scale(G, &wi, &wj);
         let ei = max_abs_diff(&f1.i, &rot_flux(f0.i, th)) / scale;
@@ -811,15 +812,15 @@ fn reversed_edge_gives_negated_swapped_fluxes() {
     let (mut n_fallback, mut n_skipped) = (0, 0);
     for _ in 0..40_000 {
         let r = rng.pick(&RS);
-        let p = Params::<f64>::new(G, r).unwrap();
+        let p = Model::<f64>::new(&Physics { g: G, r, ..Default::default() }).unwrap();
         let n = rng.unit_normal();
         let (wi, wj) = (random_side(&mut rng, n), random_side(&mut rng, n));
         if !edge_spectra_ok::<f64>(r, &wi, &wj, n) || !edge_spectra_ok::<f64>(r, &wj, &wi, [-n[0], -n[1]]) {
             n_skipped += 1;
             continue;
         }
-        let f = edge_flux(&p, &wi, &wj, n);
-        let g = edge_flux(&p, &wj, &wi, [-n[0], -n[1]]);
+        let f = numerical_flux(&p, &wi, &wj, n);
+        let g = numerical_flux(&p, &wj, &wi, [-n[0], -n[1]]);
         assert_eq!(f.fallback, g.fallback, "reversal changed the fallback decision: {f:?} {g:?}");
         n_fallback += f.fallback as usize;
         let scale = flux_scale(G, &wi, &wj);
@@ -871,10 +872,10 @@ fn check_well_balanced<T: Real>(seed: u64, tol: f64) {
     let mut worst = 0.0f64;
     for _ in 0..40_000 {
         let r = rng.pick(&RS);
-        let p = Params::<T>::new(G, r).unwrap();
+        let p = Model::<T>::new(&Physics { g: G, r, ..Default::default() }).unwrap();
         let (wi, wj) = at_rest_pair::<T>(&mut rng);
         let n = rng.unit_normal().map(T::c);
-        let f = edge_flux(&p, &wi, &wj, n);
+        let f = numerical_flux(&p, &wi, &wj, n);
         let (fi, fj) = flux_f64(&f);
         let (wi64, wj64, n64) = (side_f64(&wi), side_f64(&wj), n.map(|x| x.f64()));
         let g = p.g.f64();
@@ -910,7 +911,7 @@ fn check_well_balanced_exact<T: Real>(seed: u64) {
     let q = |x: f64| (x * 256.0).round() / 256.0;
     for _ in 0..20_000 {
         let r = rng.pick(&RS);
-        let p = Params::<T>::new(G, r).unwrap();
+        let p = Model::<T>::new(&Physics { g: G, r, ..Default::default() }).unwrap();
         let hi = q(rng.range(1.0, 15.0));
         let h2i = q(rng.range(0.25, 10.0));
         let zi = h2i - hi;
@@ -927,7 +928,7 @@ fn check_well_balanced_exact<T: Real>(seed: u64) {
         // Sanity of the construction: exact flat interface and surface in T.
         assert!(wi.h2 - wi.depth == wj.h2 - wj.depth && wi.h1 == wj.h1);
         let n = rng.unit_normal().map(T::c);
-        let f = edge_flux(&p, &wi, &wj, n);
+        let f = numerical_flux(&p, &wi, &wj, n);
         assert!(!f.fallback);
         let (fi, fj) = flux_f64(&f);
         for (k, fk) in [(0usize, &fi), (1, &fj)] {
@@ -988,8 +989,8 @@ fn complex_band(g: f64, r: f64, h1: f64, u1: f64, h2: f64) -> Option<(f64, f64)>
 fn sheared_states_fall_back_finitely() {
     let mut rng = Rng::new(16);
     let r = 0.998;
-    let p64 = Params::<f64>::new(G, r).unwrap();
-    let p32 = Params::<f32>::new(G, r).unwrap();
+    let p64 = Model::<f64>::new(&Physics { g: G, r, ..Default::default() }).unwrap();
+    let p32 = Model::<f32>::new(&Physics { g: G, r, ..Default::default() }).unwrap();
     let (mut n_checked, mut n_skipped) = (0, 0);
     let mut worst_speed = 0.0f64;
     for _ in 0..25_000 {
@@ -1028,7 +1029,7 @@ fn sheared_states_fall_back_finitely() {
             continue;
         }
         n_checked += 1;
-        let f = edge_flux(&p64, &wi, &wj, n);
+        let f = numerical_flux(&p64, &wi, &wj, n);
         let ctx = || {
             format!("r={r}\n  wi={wi:?}\n  wj={wj:?}\n  n={n:?}\n  Roe (h1,u1,h2,u2)=({rh1},{ru1},{rh2},{ru2}), nalgebra {:?}\n  flux={f:?}", re.all.map(|z| (z.re, z.im)))
         };
@@ -1039,7 +1040,7 @@ fn sheared_states_fall_back_finitely() {
         worst_speed = worst_speed.max(serr);
         assert!(serr <= EIG_REL_TOL, "fallback speed {} vs max|Re lambda| {}: {}", f.speed, re.max_abs_re, ctx());
         // f32: same decision, finite, single-valued mass.
-        let g = edge_flux(&p32, &to_t::<f32>(&wi), &to_t::<f32>(&wj), n.map(|x| x as f32));
+        let g = numerical_flux(&p32, &to_t::<f32>(&wi), &to_t::<f32>(&wj), n.map(|x| x as f32));
         assert!(g.fallback, "f32: no fallback: {g:?}\n{}", ctx());
         assert!(g.i.iter().chain(&g.j).all(|x| x.is_finite()), "f32: {g:?}");
         assert!(g.i[0] == g.j[0] && g.i[3] == g.j[3], "f32: {g:?}");
@@ -1062,13 +1063,13 @@ fn edge_flux_is_finite_and_bounded_for_random_edges() {
     let mut examples: Vec<String> = Vec::new();
     for _ in 0..60_000 {
         let r = rng.pick(&RS);
-        let p = Params::<f64>::new(G, r).unwrap();
+        let p = Model::<f64>::new(&Physics { g: G, r, ..Default::default() }).unwrap();
         let n = rng.unit_normal();
         // Every fourth edge joins two equal states (uniform flow, b = 0).
         let wi = random_side(&mut rng, n);
         let wj = if total % 4 == 0 { wi } else { random_side(&mut rng, n) };
         total += 1;
-        let f = edge_flux(&p, &wi, &wj, n);
+        let f = numerical_flux(&p, &wi, &wj, n);
         let scale = flux_scale(G, &wi, &wj);
         let (h1, u1, h2, u2) = roe_state(&wi, &wj, n);
         let re = ref_eig(&matrix_a(G, r, h1, u1, h2, u2));
@@ -1114,7 +1115,7 @@ fn check_rest_no_fallback<T: Real>(seed: u64) {
     let mut rng = Rng::new(seed);
     for k in 0..40_000 {
         let r = if k % 2 == 0 { 0.998 } else { rng.pick(&RS) };
-        let p = Params::<T>::new(G, r).unwrap();
+        let p = Model::<T>::new(&Physics { g: G, r, ..Default::default() }).unwrap();
         let mk = |rng: &mut Rng| {
             // Extremes included: 0.05 under 10 and 10 under 0.05.
             let (h1, h2) = match k % 5 {
@@ -1132,7 +1133,7 @@ fn check_rest_no_fallback<T: Real>(seed: u64) {
         };
         let (wi, wj) = (mk(&mut rng), mk(&mut rng));
         let n = rng.unit_normal().map(T::c);
-        let f = edge_flux(&p, &wi, &wj, n);
+        let f = numerical_flux(&p, &wi, &wj, n);
         assert!(!f.fallback, "{}: fallback at rest, r={r}: {wi:?} {wj:?}", T::NAME);
         assert!(f.i.iter().chain(&f.j).all(|x| x.is_finite()));
         let e = eigenvalues(p.g, p.r, wi.h1, T::zero(), wi.h2, T::zero());
@@ -1158,7 +1159,7 @@ fn wall_mirror_reflects_normal_momentum() {
         let t = [-n[1], n[0]];
         let other = rng.unit_normal(); // a direction unrelated to n, so the state is not aligned with it
         let w = random_side(&mut rng, other);
-        let m = wall_mirror(&w, n);
+        let m = mirror(&w, n);
         assert_eq!((m.h1, m.h2, m.depth), (w.h1, w.h2, w.depth));
         for (q, qm, h) in [(w.q1, m.q1, w.h1), (w.q2, m.q2, w.h2)] {
             let dot = |a: [f64; 2], b: [f64; 2]| a[0] * b[0] + a[1] * b[1];
@@ -1222,7 +1223,7 @@ fn check_wall<T: Real>(seed: u64) {
     let mut n_skipped = 0;
     for k in 0..40_000 {
         let r = rng.pick(&RS);
-        let p = Params::<T>::new(G, r).unwrap();
+        let p = Model::<T>::new(&Physics { g: G, r, ..Default::default() }).unwrap();
         let n = rng.unit_normal();
         let mut w64 = random_side(&mut rng, n);
         let parallel = k % 4 == 0;
@@ -1234,8 +1235,8 @@ fn check_wall<T: Real>(seed: u64) {
         }
         let w = to_t::<T>(&w64);
         let n_t = n.map(T::c);
-        let ghost = wall_mirror(&w, n_t);
-        let f = edge_flux(&p, &w, &ghost, n_t);
+        let ghost = mirror(&w, n_t);
+        let f = numerical_flux(&p, &w, &ghost, n_t);
         assert!(!f.fallback, "{}: fallback at a wall (Roe velocities are 0): {f:?}", T::NAME);
         let (fi, fj) = flux_f64(&f);
         assert!(all_finite(&fi) && all_finite(&fj), "{}: non-finite wall flux {f:?}", T::NAME);
@@ -1290,19 +1291,21 @@ fn wall_flux_has_no_mass_flux_f32() {
 #[test]
 fn params_validate() {
     for r in [0.0, 1.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
-        let e = Params::<f64>::new(G, r).expect_err(&format!("r = {r} accepted"));
+        let e = Model::<f64>::new(&Physics { g: G, r, ..Default::default() }).expect_err(&format!("r = {r} accepted"));
         assert!(format!("{e:#}").contains("physics.r"), "message for r={r}: {e:#}");
-        let e = Params::<f32>::new(G, r).expect_err(&format!("r = {r} accepted (f32)"));
+        let e = Model::<f32>::new(&Physics { g: G, r, ..Default::default() })
+            .expect_err(&format!("r = {r} accepted (f32)"));
         assert!(format!("{e:#}").contains("physics.r"), "message for r={r}: {e:#}");
     }
     for g in [0.0, -9.81, f64::NAN, f64::INFINITY, -0.0] {
-        let e = Params::<f64>::new(g, 0.998).expect_err(&format!("g = {g} accepted"));
+        let e =
+            Model::<f64>::new(&Physics { g, r: 0.998, ..Default::default() }).expect_err(&format!("g = {g} accepted"));
         assert!(format!("{e:#}").contains("physics.g"), "message for g={g}: {e:#}");
     }
     for (g, r) in [(9.81, 0.998), (1.0, 0.5), (9.81, 1e-6), (9.81, 0.999999)] {
-        let p = Params::<f64>::new(g, r).unwrap();
+        let p = Model::<f64>::new(&Physics { g, r, ..Default::default() }).unwrap();
         assert_eq!((p.g, p.r), (g, r));
-        let p = Params::<f32>::new(g, r).unwrap();
+        let p = Model::<f32>::new(&Physics { g, r, ..Default::default() }).unwrap();
         assert_eq!((p.g, p.r), (g as f32, r as f32));
     }
 }
@@ -1319,10 +1322,10 @@ fn flux_difference_is_the_nonconservative_term() {
     let mut rng = Rng::new(22);
     for _ in 0..20_000 {
         let r = rng.pick(&RS);
-        let p = Params::<f64>::new(G, r).unwrap();
+        let p = Model::<f64>::new(&Physics { g: G, r, ..Default::default() }).unwrap();
         let n = rng.unit_normal();
         let (wi, wj) = (random_side(&mut rng, n), random_side(&mut rng, n));
-        let f = edge_flux(&p, &wi, &wj, n);
+        let f = numerical_flux(&p, &wi, &wj, n);
         let (h1, h2) = (0.5 * (wi.h1 + wj.h1), 0.5 * (wi.h2 + wj.h2));
         let dd = wj.depth - wi.depth;
         let nc1 = G * h1 * ((wj.h2 - wi.h2) - dd);
@@ -1347,7 +1350,7 @@ fn supersonic_edges_are_fully_upwinded() {
     let (mut n_right, mut n_left) = (0, 0);
     for _ in 0..20_000 {
         let r = rng.pick(&RS);
-        let p = Params::<f64>::new(G, r).unwrap();
+        let p = Model::<f64>::new(&Physics { g: G, r, ..Default::default() }).unwrap();
         let n = rng.unit_normal();
         let sign = if rng.unit() < 0.5 { -1.0 } else { 1.0 };
         let mk = |rng: &mut Rng| {
@@ -1367,7 +1370,7 @@ fn supersonic_edges_are_fully_upwinded() {
         let m = 1e-6 * specs[0].max_abs;
         let right = specs.iter().all(|s| s.real.iter().all(|&l| l > m));
         let left = specs.iter().all(|s| s.real.iter().all(|&l| l < -m));
-        let f = edge_flux(&p, &wi, &wj, n);
+        let f = numerical_flux(&p, &wi, &wj, n);
         let scale = flux_scale(G, &wi, &wj);
         if right {
             n_right += 1;
@@ -1389,8 +1392,8 @@ fn supersonic_edges_are_fully_upwinded() {
 /// The wall flux used by both backends carries exactly no mass, whatever the rounding.
 #[test]
 fn wall_flux_mass_is_exactly_zero() {
-    use pycno::physics::wall_flux;
-    let p = Params::<f32>::new(9.81, 0.998).unwrap();
+    use pycno::physics::{boundary_flux, Boundary};
+    let p = Model::<f32>::new(&Physics::default()).unwrap();
     let mut seed = 0x9e3779b97f4a7c15u64;
     let mut rnd = move || {
         seed ^= seed << 13;
@@ -1408,7 +1411,7 @@ fn wall_flux_mass_is_exactly_zero() {
         };
         let a = 6.283 * rnd();
         let n = [a.cos() as f32, a.sin() as f32];
-        let f = wall_flux(&p, &w, n);
+        let f = boundary_flux(&p, &Boundary::wall(), &w, n, 0.0);
         assert_eq!((f.i[0], f.i[3]), (0.0, 0.0), "mass through a wall for {w:?}");
         assert!(f.i.iter().all(|x| x.is_finite()), "non-finite wall flux for {w:?}");
     }

@@ -10,7 +10,7 @@ use crate::output::gauges::GaugeRecorder;
 use crate::output::series::{Piece, Series};
 use crate::partition::{files, metis, submesh, Submesh};
 use crate::physics::CellState;
-use crate::physics::Params;
+use crate::physics::Model;
 use crate::scenario::{initial, Scenario};
 use crate::solver::cuda::{self, CudaBackend, CudaReal};
 use crate::solver::exchange::{AllEdges, EdgePass, ExchangeMode, MpiHalo, PhaseTimes};
@@ -66,7 +66,7 @@ pub fn choose_backend_quietly(choice: BackendChoice, quiet: bool) -> Result<Back
 /// `node_rank` picks the GPU: one rank per GPU, by node-local rank.
 pub fn make_backend<T: CudaReal>(
     choice: BackendChoice,
-    params: Params<T>,
+    params: Model<T>,
     layout: Layout<T>,
     node_rank: usize,
 ) -> Result<Box<dyn Backend>> {
@@ -392,7 +392,7 @@ pub(crate) fn run_with<T: CudaReal>(
     sub: Option<&Submesh>,
     resume: Option<&checkpoint::Meta>,
 ) -> Result<RunStats> {
-    let params = agree(comm, Params::<T>::new(s.physics.g, s.physics.r))?;
+    let params = agree(comm, Model::<T>::new(&s.physics))?;
     let (layout, part) = match sub {
         None => {
             let n = pm.topo.num_cells();

@@ -1,4 +1,5 @@
-//! The IR-Roe flux across one edge (seed 001, eq. 4; numerics.md "One edge, one thread").
+//! The numerical flux across one edge: the IR-Roe scheme of de la Asunción, Mantas, Castro
+//! and Fernández-Nieto (2012), section 2.2, eq. (4). `kernels/flux.cuh` mirrors it.
 //!
 //! In:  the states of the two cells, `i` (the edge's first cell) and `j`, and the unit normal
 //!      `n` pointing from `i` to `j`.
@@ -14,9 +15,10 @@
 //! and never NaN; the caller counts these edges.
 
 use super::eigen::{eigenvalues, eigenvector, estimates, wave_strengths, Eigenvalues};
-use super::{Params, Real};
+use super::{Model, Real};
 
-/// One cell's state as an edge sees it.
+/// One cell's state as an edge sees it (`Side` in `kernels/flux.cuh`, same field order).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Side<T> {
     pub h1: T,
@@ -37,17 +39,6 @@ pub struct EdgeFlux<T> {
     pub speed: T,
     /// The Roe state was not hyperbolic and the fallback was used.
     pub fallback: bool,
-}
-
-/// The ghost state beyond a wall: the mirror of `w`, with the normal momenta reversed.
-#[inline(always)]
-pub fn wall_mirror<T: Real>(w: &Side<T>, n: [T; 2]) -> Side<T> {
-    let two = T::c(2.0);
-    let reflect = |q: [T; 2]| {
-        let qn = q[0] * n[0] + q[1] * n[1];
-        [q[0] - two * qn * n[0], q[1] - two * qn * n[1]]
-    };
-    Side { h1: w.h1, q1: reflect(w.q1), h2: w.h2, q2: reflect(w.q2), depth: w.depth }
 }
 
 /// Share of wave `l` (speed `lambda`) that goes to the left (into cell i), with the
@@ -73,8 +64,8 @@ fn left_share<T: Real>(lambda: T, lambda_l: T, lambda_r: T, tiny: T) -> T {
 }
 
 #[inline(always)]
-pub fn edge_flux<T: Real>(p: &Params<T>, wi: &Side<T>, wj: &Side<T>, n: [T; 2]) -> EdgeFlux<T> {
-    let (g, r) = (p.g, p.r);
+pub fn numerical_flux<T: Real>(m: &Model<T>, wi: &Side<T>, wj: &Side<T>, n: [T; 2]) -> EdgeFlux<T> {
+    let (g, r) = (m.g, m.r);
     let (nx, ny) = (n[0], n[1]);
     let half = T::c(0.5);
     let normal = |q: [T; 2]| q[0] * nx + q[1] * ny;
@@ -171,17 +162,4 @@ pub fn edge_flux<T: Real>(p: &Params<T>, wi: &Side<T>, wj: &Side<T>, n: [T; 2]) 
     // Back to x-y: (m, p, s) -> (m, p nx - s ny, p ny + s nx).
     let back = |p1: T, p2: T| [m1, p1 * nx - s1 * ny, p1 * ny + s1 * nx, m2, p2 * nx - s2 * ny, p2 * ny + s2 * nx];
     EdgeFlux { i: back(phi[1], phi[3]), j: back(phi[1] - nc1, phi[3] - nc3), speed, fallback }
-}
-
-/// The flux through a wall of cell `w`: the edge flux against its mirror, with the mass
-/// fluxes set to exactly zero (the mirror makes them zero in exact arithmetic; rounding,
-/// amplified by the eigenvector solve, would otherwise leak mass through walls).
-#[inline(always)]
-pub fn wall_flux<T: Real>(p: &Params<T>, w: &Side<T>, n: [T; 2]) -> EdgeFlux<T> {
-    let mut f = edge_flux(p, w, &wall_mirror(w, n), n);
-    f.i[0] = T::zero();
-    f.i[3] = T::zero();
-    f.j[0] = T::zero();
-    f.j[3] = T::zero();
-    f
 }

@@ -1,36 +1,23 @@
-//! The two-layer shallow-water physics, and nothing else: parameters, the eigenstructure of
-//! the projected 4x4 system and the IR-Roe edge flux (seed 001, section 2.2; numerics.md).
-//! `kernels/physics.cuh` mirrors this module line for line; tests compare the two.
+//! The two-layer shallow-water physics, and nothing else: the model's parameters, a cell's
+//! state, the eigenstructure of the projected 4x4 system, the numerical flux (the IR-Roe
+//! scheme of de la Asunción, Mantas, Castro and Fernández-Nieto, 2012, section 2.2),
+//! boundary ghost states and cell source terms. Each file is mirrored by the CUDA header of
+//! the same name in `kernels/`; tests compare the two function by function.
 //!
-//! Layer 1 is the upper, lighter layer; layer 2 the lower, denser one. `H` is the depth of
-//! the bottom below a fixed reference (positive down).
+//! Layer 1 is the upper, lighter layer; layer 2 the lower, denser one. `H` (`depth`) is the
+//! depth of the bottom below a fixed reference level (positive down).
 
+pub mod boundary;
 pub mod eigen;
 pub mod flux;
+pub mod model;
 pub mod real;
+pub mod source;
 pub mod state;
 
-pub use flux::{edge_flux, wall_flux, wall_mirror, EdgeFlux, Side};
+pub use boundary::{boundary_flux, ghost, Boundary, BoundaryKind};
+pub use flux::{numerical_flux, EdgeFlux, Side};
+pub use model::{Model, Physics};
 pub use real::Real;
+pub use source::source;
 pub use state::{is_admissible, CellState};
-
-/// Physical parameters. Built through [`Params::new`], which validates them.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Params<T> {
-    /// Gravity.
-    pub g: T,
-    /// Density ratio rho1/rho2, in (0, 1).
-    pub r: T,
-}
-
-impl<T: Real> Params<T> {
-    pub fn new(g: f64, r: f64) -> anyhow::Result<Self> {
-        if !(g.is_finite() && g > 0.0) {
-            anyhow::bail!("physics.g: expected a positive gravity, found {g}");
-        }
-        if !(r > 0.0 && r < 1.0) {
-            anyhow::bail!("physics.r: expected a density ratio rho1/rho2 strictly between 0 and 1, found {r}");
-        }
-        Ok(Params { g: T::c(g), r: T::c(r) })
-    }
-}

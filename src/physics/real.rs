@@ -1,7 +1,15 @@
 //! The floating-point type of a run: f32 (the paper's, and the GPU's) or f64 (reference runs).
 
 pub trait Real:
-    num_traits::Float + Default + Send + Sync + std::fmt::Debug + std::fmt::Display + std::iter::Sum + 'static
+    num_traits::Float
+    + Default
+    + Send
+    + Sync
+    + std::fmt::Debug
+    + std::fmt::Display
+    + std::iter::Sum
+    + bytemuck::Pod
+    + 'static
 {
     const NAME: &'static str;
     /// Machine epsilon, as the Newton stopping rule uses it.

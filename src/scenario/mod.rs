@@ -7,6 +7,7 @@ mod tagged;
 
 pub use crate::mesh::domain::Domain;
 pub use crate::mesh::generate::Resolution;
+pub use crate::physics::Physics;
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -136,33 +137,6 @@ pub enum Shape {
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct Physics {
-    #[serde(default = "default_g")]
-    pub g: f64,
-    /// Density ratio rho1 / rho2 of the upper to the lower layer.
-    #[serde(default = "default_r")]
-    pub r: f64,
-    /// CFL number.
-    #[serde(default = "default_gamma")]
-    pub gamma: f64,
-}
-fn default_g() -> f64 {
-    9.81
-}
-fn default_r() -> f64 {
-    0.998
-}
-fn default_gamma() -> f64 {
-    0.9
-}
-impl Default for Physics {
-    fn default() -> Self {
-        Physics { g: default_g(), r: default_r(), gamma: default_gamma() }
-    }
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
 pub struct Time {
     pub end: f64,
     /// Write output every `output_interval` (and at 0 and at the end).
@@ -263,16 +237,7 @@ impl Scenario {
     }
 
     pub fn validate(&self) -> Result<()> {
-        let p = &self.physics;
-        if !(p.g.is_finite() && p.g > 0.0) {
-            bail!("physics.g: expected a positive gravity, found {}", p.g);
-        }
-        if !(p.r > 0.0 && p.r < 1.0) {
-            bail!("physics.r: expected a density ratio rho1/rho2 strictly between 0 and 1, found {}", p.r);
-        }
-        if !(p.gamma > 0.0 && p.gamma <= 1.0) {
-            bail!("physics.gamma: expected a CFL number in (0, 1], found {}", p.gamma);
-        }
+        self.physics.validate()?;
         let t = &self.time;
         if !(t.end.is_finite() && t.end > 0.0) {
             bail!("time.end: expected a positive end time, found {}", t.end);

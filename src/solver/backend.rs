@@ -5,6 +5,14 @@ use crate::physics::CellState;
 use anyhow::Result;
 use std::ops::Range;
 
+/// Where a step stands, for time-dependent boundaries and sources: the time at the start
+/// of the step and the step's length.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepContext {
+    pub t: f64,
+    pub dt: f64,
+}
+
 /// Result of an update: whether every owned cell is still physical.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Health {
@@ -17,13 +25,14 @@ pub trait Backend: Send {
     /// "cpu (f32, 2 threads)", "cuda (f32, NVIDIA H200)", ...
     fn describe(&self) -> String;
     fn name(&self) -> &'static str;
-    /// Edge pass over a range of edges (see `Layout`): fills the accumulator slots.
-    fn process_edges(&mut self, edges: Range<usize>) -> Result<()>;
+    /// Edge pass over a range of edges (see `Layout`) at the step's start time `t` (for
+    /// time-dependent boundaries): fills the accumulator slots.
+    fn process_edges(&mut self, edges: Range<usize>, t: f64) -> Result<()>;
     /// min over owned cells of `2 gamma |V_i| / Z_i`, and whether the last update left
     /// every owned cell physical (reported here so that a GPU needs one read-back a step).
     fn local_dt(&mut self, gamma: f64) -> Result<(f64, Health)>;
-    /// `W_i -= dt / |V_i| * M_i` on owned cells.
-    fn update(&mut self, dt: f64) -> Result<()>;
+    /// `W_i -= dt / |V_i| * M_i` on owned cells, then the cell source terms over `dt`.
+    fn update(&mut self, step: StepContext) -> Result<()>;
     /// Whether the last update left every owned cell physical.
     fn health(&mut self) -> Result<Health>;
     /// Edges where the Roe matrix was not hyperbolic, since the start.

@@ -1,16 +1,15 @@
 //! The CPU backend: the paper's layout and phases, the edge pass spread over all cores with
 //! rayon. Each edge writes its own accumulator slots, so threads never share a word.
 
-use super::backend::{Backend, Health};
-use super::layout::{Layout, WALL};
-use crate::physics::CellState;
-use crate::physics::{edge_flux, is_admissible, wall_flux, Params, Real, Side};
+use super::backend::{Backend, Health, StepContext};
+use super::layout::{Layout, BOUNDARY};
+use crate::physics::{boundary_flux, is_admissible, numerical_flux, source, CellState, Model, Real, Side};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
 use std::ops::Range;
 
 pub struct CpuBackend<T> {
-    params: Params<T>,
+    model: Model<T>,
     lay: Layout<T>,
     acc: [Vec<[T; 4]>; 6],
     fallbacks: u64,
@@ -29,14 +28,18 @@ struct SlotPtr<T>(*mut [T; 4]);
 unsafe impl<T> Send for SlotPtr<T> {}
 unsafe impl<T> Sync for SlotPtr<T> {}
 
-/// Every owned cell's three slots are written by exactly one edge each, and no edge writes
-/// a receive-block cell's slot that another edge also writes.
+/// Every owned cell's three slots are written by exactly one edge each, no edge writes
+/// a receive-block cell's slot that another edge also writes, and every boundary edge's
+/// table index is in the boundary table.
 pub fn check_slots<T: Real>(lay: &Layout<T>) -> Result<()> {
     let n = lay.num_cells();
     let mut seen = vec![0u8; n];
     for (e, &[i, j, si, sj]) in lay.edge_cells.iter().enumerate() {
+        if j == BOUNDARY && !(0..lay.boundaries.len() as i32).contains(&sj) {
+            bail!("boundary edge {e} refers to entry {sj} of a boundary table of {}", lay.boundaries.len());
+        }
         for (c, s) in [(i, si), (j, sj)] {
-            if c == WALL {
+            if c == BOUNDARY {
                 continue;
             }
             if c < 0 || c as usize >= n || !(0..3).contains(&s) {
@@ -61,13 +64,13 @@ fn side<T: Real>(a: [T; 4], b: [T; 4]) -> Side<T> {
 }
 
 impl<T: Real> CpuBackend<T> {
-    pub fn new(params: Params<T>, lay: Layout<T>) -> Result<Self> {
+    pub fn new(model: Model<T>, lay: Layout<T>) -> Result<Self> {
         check_slots(&lay)?;
         let n = lay.num_cells();
         let zero = [T::zero(); 4];
         let acc = std::array::from_fn(|_| vec![zero; n]);
         let other = [lay.v1.clone(), lay.v2.clone()];
-        Ok(CpuBackend { params, lay, acc, fallbacks: 0, health: Health::Ok, download: 0..0, other })
+        Ok(CpuBackend { model, lay, acc, fallbacks: 0, health: Health::Ok, download: 0..0, other })
     }
 
     pub fn layout(&self) -> &Layout<T> {
@@ -91,8 +94,9 @@ impl<T: Real> Backend for CpuBackend<T> {
         "cpu"
     }
 
-    fn process_edges(&mut self, edges: Range<usize>) -> Result<()> {
-        let p = self.params;
+    fn process_edges(&mut self, edges: Range<usize>, t: f64) -> Result<()> {
+        let m = self.model;
+        let t = T::c(t);
         let lay = &self.lay;
         let acc: [SlotPtr<T>; 6] = std::array::from_fn(|k| SlotPtr(self.acc[k].as_mut_ptr()));
         let fallbacks: u64 = edges
@@ -105,17 +109,17 @@ impl<T: Real> Backend for CpuBackend<T> {
                 let n = [nl[0] / len, nl[1] / len];
                 let (i, si) = (i as usize, si as usize);
                 let wi = side(lay.v1[i], lay.v2[i]);
-                let f = if j == WALL {
-                    wall_flux(&p, &wi, n)
+                let f = if j == BOUNDARY {
+                    boundary_flux(&m, &lay.boundaries[sj as usize], &wi, n, t)
                 } else {
-                    edge_flux(&p, &wi, &side(lay.v1[j as usize], lay.v2[j as usize]), n)
+                    numerical_flux(&m, &wi, &side(lay.v1[j as usize], lay.v2[j as usize]), n)
                 };
                 let z = len * f.speed;
                 // SAFETY: check_slots proved that (si, i) and (sj, j) belong to this edge alone.
                 unsafe {
                     *acc[2 * si].0.add(i) = [len * f.i[0], len * f.i[1], len * f.i[2], z];
                     *acc[2 * si + 1].0.add(i) = [len * f.i[3], len * f.i[4], len * f.i[5], T::zero()];
-                    if j != WALL {
+                    if j != BOUNDARY {
                         let (j, sj) = (j as usize, sj as usize);
                         *acc[2 * sj].0.add(j) = [-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z];
                         *acc[2 * sj + 1].0.add(j) = [-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T::zero()];
@@ -147,8 +151,10 @@ impl<T: Real> Backend for CpuBackend<T> {
         Ok(self.health)
     }
 
-    fn update(&mut self, dt: f64) -> Result<()> {
-        let dt = T::c(dt);
+    fn update(&mut self, step: StepContext) -> Result<()> {
+        let dt = T::c(step.dt);
+        let model = self.model;
+        let sources = model.has_sources();
         let n = self.lay.n_owned;
         let acc = &self.acc;
         let (old1, old2) = (&self.lay.v1[..n], &self.lay.v2[..n]);
@@ -167,6 +173,12 @@ impl<T: Real> Backend for CpuBackend<T> {
                     let s2 = acc[1][c][m] + acc[3][c][m] + acc[5][c][m];
                     a[m] = a[m] - k * s1;
                     b[m] = b[m] - k * s2;
+                }
+                if sources {
+                    let mut s = side(*a, *b);
+                    source(&model, &mut s, dt);
+                    *a = [s.h1, s.q1[0], s.q1[1], a[3]];
+                    *b = [s.h2, s.q2[0], s.q2[1], b[3]];
                 }
                 is_admissible(a[0], a[1], a[2], b[0], b[1], b[2])
             })

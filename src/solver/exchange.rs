@@ -84,17 +84,17 @@ impl PhaseTimes {
 /// How a step's edge pass fills the accumulators: all edges at once on one rank, or with the
 /// halo exchange.
 pub trait EdgePass {
-    fn edge_pass(&mut self, b: &mut dyn Backend, t: &mut PhaseTimes) -> Result<()>;
+    fn edge_pass(&mut self, b: &mut dyn Backend, t: f64, phases: &mut PhaseTimes) -> Result<()>;
 }
 
 /// One rank holds the whole mesh: nothing to exchange.
 pub struct AllEdges;
 
 impl EdgePass for AllEdges {
-    fn edge_pass(&mut self, b: &mut dyn Backend, t: &mut PhaseTimes) -> Result<()> {
+    fn edge_pass(&mut self, b: &mut dyn Backend, t: f64, phases: &mut PhaseTimes) -> Result<()> {
         let clock = Instant::now();
-        b.process_edges(0..b.num_edges())?;
-        t.edges_interior += clock.elapsed().as_secs_f64();
+        b.process_edges(0..b.num_edges(), t)?;
+        phases.edges_interior += clock.elapsed().as_secs_f64();
         Ok(())
     }
 }
@@ -185,7 +185,7 @@ impl<'c> MpiHalo<'c> {
 }
 
 impl EdgePass for MpiHalo<'_> {
-    fn edge_pass(&mut self, b: &mut dyn Backend, t: &mut PhaseTimes) -> Result<()> {
+    fn edge_pass(&mut self, b: &mut dyn Backend, t: f64, phases: &mut PhaseTimes) -> Result<()> {
         let overlap = self.mode == ExchangeMode::Overlap;
         let (nl, ne) = (b.num_local_edges(), b.num_edges());
         let clock = Instant::now();
@@ -195,12 +195,12 @@ impl EdgePass for MpiHalo<'_> {
         let queued = overlap && b.edges_async();
         if queued {
             let c = Instant::now();
-            b.process_edges(0..nl)?;
+            b.process_edges(0..nl, t)?;
             launched = c.elapsed().as_secs_f64();
         }
         self.pack(b)?;
-        t.pack += clock.elapsed().as_secs_f64() - launched;
-        t.edges_interior += launched;
+        phases.pack += clock.elapsed().as_secs_f64() - launched;
+        phases.edges_interior += launched;
 
         let cb = self.cell_bytes;
         let world = self.comm.world();
@@ -242,7 +242,7 @@ impl EdgePass for MpiHalo<'_> {
                 let mut done = Vec::new();
                 let mut r = Ok(());
                 for lo in (0..nl).step_by(POLL_CHUNK) {
-                    r = b.process_edges(lo..(lo + POLL_CHUNK).min(nl));
+                    r = b.process_edges(lo..(lo + POLL_CHUNK).min(nl), t);
                     if r.is_err() {
                         break;
                     }
@@ -254,21 +254,21 @@ impl EdgePass for MpiHalo<'_> {
             coll.wait_all(&mut done);
         });
         let edges = interior?;
-        t.edges_interior += edges;
-        t.exchange += clock.elapsed().as_secs_f64() - edges;
+        phases.edges_interior += edges;
+        phases.exchange += clock.elapsed().as_secs_f64() - edges;
 
         let clock = Instant::now();
         let n = rb.len() * cb;
         b.upload_receive_block(as_bytes(&recv[0], n), as_bytes(&recv[1], n))?;
-        t.unpack += clock.elapsed().as_secs_f64();
+        phases.unpack += clock.elapsed().as_secs_f64();
 
         let clock = Instant::now();
         if overlap {
-            b.process_edges(nl..ne)?;
-            t.edges_communication += clock.elapsed().as_secs_f64();
+            b.process_edges(nl..ne, t)?;
+            phases.edges_communication += clock.elapsed().as_secs_f64();
         } else {
-            b.process_edges(0..ne)?;
-            t.edges_interior += clock.elapsed().as_secs_f64();
+            b.process_edges(0..ne, t)?;
+            phases.edges_interior += clock.elapsed().as_secs_f64();
         }
         Ok(())
     }

@@ -1,8 +1,10 @@
-//! The paper's data layout (seed 001, section 5), shared by the CPU and CUDA backends:
-//! two float4 volume arrays, one int4 and one float2 per edge, six float4 accumulators.
+//! The data layout of de la Asunción et al. (2012), section 5, shared by the CPU and CUDA
+//! backends: two float4 volume arrays, one int4 and one float2 per edge, six float4
+//! accumulators, and the boundary table.
 //!
 //! - `v1[c] = (h1, q1x, q1y, H)`, `v2[c] = (h2, q2x, q2y, area)`.
-//! - `edge_cells[e] = (i, j, slot_i, slot_j)`, `j = -1` at a wall.
+//! - `edge_cells[e] = (i, j, slot_i, slot_j)`; on a boundary edge `j = -1` ([`BOUNDARY`])
+//!   and the fourth int, which no second cell needs, is the edge's index in `boundaries`.
 //! - `edge_normal[e] = n * L`: the unit normal from i to j scaled by the edge length.
 //! - accumulator `acc[2 * slot + layer][c]`: `(M1, M2, M3, Z)` for layer 0 (the upper
 //!   layer) and `(M4, M5, M6, 0)` for layer 1. Every cell has three edges and every edge
@@ -14,9 +16,31 @@
 //! touch the receive block.
 
 use crate::mesh::{Topology, NO_CELL};
-use crate::physics::{CellState, Real};
+use crate::physics::{Boundary, CellState, Real};
+use std::collections::BTreeMap;
 
-pub const WALL: i32 = -1;
+/// The second cell of a boundary edge.
+pub const BOUNDARY: i32 = -1;
+
+/// The run's boundary table, and the entry each boundary tag uses. Tags with no entry, and
+/// untagged boundary edges (tag 0), use entry 0: a wall.
+#[derive(Clone, Debug)]
+pub struct Boundaries<T> {
+    pub table: Vec<Boundary<T>>,
+    pub index_of_tag: BTreeMap<u32, i32>,
+}
+
+impl<T: Real> Default for Boundaries<T> {
+    fn default() -> Self {
+        Boundaries { table: vec![Boundary::wall()], index_of_tag: BTreeMap::new() }
+    }
+}
+
+impl<T: Real> Boundaries<T> {
+    pub fn index(&self, tag: u32) -> i32 {
+        self.index_of_tag.get(&tag).copied().unwrap_or(0)
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Layout<T> {
@@ -24,13 +48,16 @@ pub struct Layout<T> {
     pub v2: Vec<[T; 4]>,
     pub edge_cells: Vec<[i32; 4]>,
     pub edge_normal: Vec<[T; 2]>,
+    /// Indexed by a boundary edge's fourth int; entry 0 is a wall.
+    pub boundaries: Vec<Boundary<T>>,
     pub n_owned: usize,
     /// Edges that need no receive-block cell come first: `0..n_local_edges`.
     pub n_local_edges: usize,
 }
 
 impl<T: Real> Layout<T> {
-    /// The whole mesh on one rank, in global order.
+    /// The whole mesh on one rank, in global order, every boundary a wall (see
+    /// [`Layout::set_boundaries`]).
     pub fn from_topology(topo: &Topology, depth: &[f64], state: &[CellState]) -> Layout<T> {
         let n = topo.num_cells();
         assert_eq!(depth.len(), n);
@@ -48,13 +75,25 @@ impl<T: Real> Layout<T> {
         for e in 0..ne {
             let [i, j] = topo.edge_cells[e];
             let [si, sj] = topo.edge_slots[e];
-            let j = if j == NO_CELL { WALL } else { j as i32 };
-            edge_cells.push([i as i32, j, si as i32, if j == WALL { 0 } else { sj as i32 }]);
+            let j = if j == NO_CELL { BOUNDARY } else { j as i32 };
+            edge_cells.push([i as i32, j, si as i32, if j == BOUNDARY { 0 } else { sj as i32 }]);
             let [nx, ny] = topo.edge_normal[e];
             let l = topo.edge_length[e];
             edge_normal.push([T::c(nx * l), T::c(ny * l)]);
         }
-        Layout { v1, v2, edge_cells, edge_normal, n_owned: n, n_local_edges: ne }
+        Layout { v1, v2, edge_cells, edge_normal, boundaries: vec![Boundary::wall()], n_owned: n, n_local_edges: ne }
+    }
+
+    /// Point each boundary edge at its tag's entry of `b` (`edge_tag` per edge, in this
+    /// layout's edge order, as `Topology::edge_tag`).
+    pub fn set_boundaries(&mut self, edge_tag: &[u32], b: &Boundaries<T>) {
+        assert_eq!(edge_tag.len(), self.edge_cells.len());
+        for (ec, &tag) in self.edge_cells.iter_mut().zip(edge_tag) {
+            if ec[1] == BOUNDARY {
+                ec[3] = b.index(tag);
+            }
+        }
+        self.boundaries = b.table.clone();
     }
 
     pub fn num_cells(&self) -> usize {

@@ -1,7 +1,7 @@
 //! The time loop: edge pass, local time step, global minimum, update (seed 001, section 3),
 //! with the step clipped so that output times and the end time are hit exactly.
 
-use super::backend::{Backend, Health};
+use super::backend::{Backend, Health, StepContext};
 use super::exchange::{AllEdges, EdgePass, PhaseTimes};
 use crate::comm::Comm;
 use anyhow::{bail, Result};
@@ -84,7 +84,7 @@ pub fn step_loop_with(
         }
         let target = plan.outputs.get(next_out).copied().unwrap_or(plan.t_end).min(plan.t_end);
         let clock = Instant::now();
-        edges.edge_pass(b, &mut st.phases)?;
+        edges.edge_pass(b, t, &mut st.phases)?;
         let phase = Instant::now();
         let (dt_local, health) = b.local_dt(plan.gamma)?;
         st.phases.dt += phase.elapsed().as_secs_f64();
@@ -101,7 +101,7 @@ pub fn step_loop_with(
         let remaining = target - t;
         let (dt, hits) = if dt_cfl >= remaining { (remaining, true) } else { (dt_cfl, false) };
         let phase = Instant::now();
-        b.update(dt)?;
+        b.update(StepContext { t, dt })?;
         st.phases.update += phase.elapsed().as_secs_f64();
         st.stepping_seconds += clock.elapsed().as_secs_f64();
         st.steps += 1;

@@ -4,7 +4,7 @@
 use pycno::app::{scenario_mesh, PreparedMesh};
 use pycno::comm::Single;
 use pycno::physics::CellState;
-use pycno::physics::{Params, Real};
+use pycno::physics::{Model, Real};
 use pycno::scenario::{initial, Scenario};
 use pycno::solver::stepper::{step_loop, LoopStats, Schedule};
 use pycno::solver::{Backend, CpuBackend, Layout};
@@ -22,7 +22,7 @@ pub struct Outcome {
 pub fn run<T: Real>(s: &Scenario, max_steps: Option<u64>) -> Outcome {
     let pm = scenario_mesh(s).expect("mesh");
     let (depth, start) = initial::evaluate(s, &pm.topo.cell_centroid).expect("initial state");
-    let params = Params::<T>::new(s.physics.g, s.physics.r).unwrap();
+    let params = Model::<T>::new(&s.physics).unwrap();
     let mut b = CpuBackend::new(params, Layout::<T>::from_topology(&pm.topo, &depth, &start)).unwrap();
     let plan = plan(s, max_steps);
     let stats = step_loop(&mut b, &Single, &plan, &mut |_, _| Ok(())).expect("run");

@@ -1,0 +1,12 @@
+// The model's parameters, one struct passed to every kernel: mirrors Model in
+// src/physics/model.rs field for field (tests/gpu_probes.rs checks the two agree).
+#pragma once
+
+template <typename T> struct Model {
+    T g;                // gravity
+    T r;                // density ratio rho1 / rho2
+    T linear_friction;  // linear bottom friction on the lower layer (m/s); 0 for none
+};
+
+// Whether any cell source term is on (Model::has_sources).
+template <typename T> __device__ __forceinline__ bool has_sources(const Model<T>& m) { return m.linear_friction > T(0); }

@@ -1,0 +1,68 @@
+// Probe kernels: each evaluates one physics function on many inputs, so that tests can
+// compare the CUDA mirror with the Rust physics function by function (tests/gpu_probes.rs).
+// Not used by runs. A side state is 7 values (h1, q1x, q1y, h2, q2x, q2y, depth); a flux
+// result is 14 (i[6], j[6], speed, fallback as 0 or 1).
+
+template <typename T>
+__device__ __forceinline__ Side<T> probe_side(const T* x) {
+    Side<T> s;
+    s.h1 = x[0]; s.q1x = x[1]; s.q1y = x[2]; s.h2 = x[3]; s.q2x = x[4]; s.q2y = x[5]; s.depth = x[6];
+    return s;
+}
+
+template <typename T>
+__device__ __forceinline__ void probe_store_side(const Side<T>& s, T* y) {
+    y[0] = s.h1; y[1] = s.q1x; y[2] = s.q1y; y[3] = s.h2; y[4] = s.q2x; y[5] = s.q2y; y[6] = s.depth;
+}
+
+template <typename T>
+__device__ __forceinline__ void probe_store_flux(const EdgeFlux<T>& f, T* y) {
+    for (int k = 0; k < 6; ++k) { y[k] = f.i[k]; y[6 + k] = f.j[k]; }
+    y[12] = f.speed;
+    y[13] = f.fallback ? T(1) : T(0);
+}
+
+#define PYCNO_PROBES(T, SUFFIX)                                                                                   \
+    /* in: (h1, u1, h2, u2) per sample; out: lambda[4], hyperbolic */                                            \
+    extern "C" __global__ void probe_eigenvalues_##SUFFIX(Model<T> m, const T* in, T* out, int n) {              \
+        int k = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
+        if (k >= n) return;                                                                                       \
+        const T* x = in + 4 * k;                                                                                  \
+        Eigenvalues<T> e = eigenvalues(m.g, m.r, x[0], x[1], x[2], x[3]);                                         \
+        for (int l = 0; l < 4; ++l) out[5 * k + l] = e.lambda[l];                                                 \
+        out[5 * k + 4] = e.hyperbolic ? T(1) : T(0);                                                              \
+    }                                                                                                             \
+    /* in: wi (7), wj (7), n (2) per sample; out: 14 */                                                          \
+    extern "C" __global__ void probe_flux_##SUFFIX(Model<T> m, const T* in, T* out, int n) {                     \
+        int k = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
+        if (k >= n) return;                                                                                       \
+        const T* x = in + 16 * k;                                                                                 \
+        probe_store_flux(numerical_flux(m, probe_side(x), probe_side(x + 7), x[14], x[15]), out + 14 * k);       \
+    }                                                                                                             \
+    /* in: inner (7), n (2), t per sample; out: ghost (7) and boundary flux (14) */                              \
+    extern "C" __global__ void probe_boundary_##SUFFIX(Model<T> m, Boundary<T> b, const T* in, T* out, int n) {  \
+        int k = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
+        if (k >= n) return;                                                                                       \
+        const T* x = in + 10 * k;                                                                                 \
+        Side<T> w = probe_side(x);                                                                                \
+        probe_store_side(ghost(b, w, x[7], x[8], x[9]), out + 21 * k);                                           \
+        probe_store_flux(boundary_flux(m, b, w, x[7], x[8], x[9]), out + 21 * k + 7);                            \
+    }                                                                                                             \
+    /* in: state (7), dt per sample; out: state after the sources (7) */                                         \
+    extern "C" __global__ void probe_source_##SUFFIX(Model<T> m, const T* in, T* out, int n) {                   \
+        int k = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
+        if (k >= n) return;                                                                                       \
+        const T* x = in + 8 * k;                                                                                  \
+        Side<T> s = probe_side(x);                                                                                \
+        source(m, s, x[7]);                                                                                       \
+        probe_store_side(s, out + 7 * k);                                                                         \
+    }                                                                                                             \
+    /* out: sizeof(Model<T>), sizeof(Boundary<T>), sizeof(Arrays<T>) as seen by the compiler */                  \
+    extern "C" __global__ void probe_sizes_##SUFFIX(long long* out) {                                             \
+        out[0] = sizeof(Model<T>);                                                                                \
+        out[1] = sizeof(Boundary<T>);                                                                             \
+        out[2] = sizeof(Arrays<T>);                                                                               \
+    }
+
+PYCNO_PROBES(float, f32)
+PYCNO_PROBES(double, f64)

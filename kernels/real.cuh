@@ -1,0 +1,19 @@
+// Floating-point helpers shared by every kernel header: the float4/float2 records of the
+// data layout, machine epsilon, and math that picks the float or double intrinsic.
+// Mirrors src/physics/real.rs. The kernel sources are concatenated in the order of
+// KERNEL_SOURCES in src/solver/cuda/device.rs and compiled by NVRTC at run time.
+#pragma once
+template <typename T> struct alignas(4 * sizeof(T)) V4 { T x, y, z, w; };
+template <typename T> struct alignas(2 * sizeof(T)) V2 { T x, y; };
+
+template <typename T> struct Eps;
+template <> struct Eps<float> { static constexpr float value = 1.1920929e-7f; };
+template <> struct Eps<double> { static constexpr double value = 2.220446049250313e-16; };
+
+__device__ __forceinline__ float rt_sqrt(float x) { return sqrtf(x); }
+__device__ __forceinline__ double rt_sqrt(double x) { return sqrt(x); }
+__device__ __forceinline__ float rt_abs(float x) { return fabsf(x); }
+__device__ __forceinline__ double rt_abs(double x) { return fabs(x); }
+template <typename T> __device__ __forceinline__ T rt_max(T a, T b) { return a > b ? a : b; }
+template <typename T> __device__ __forceinline__ T rt_min(T a, T b) { return a < b ? a : b; }
+

@@ -1,0 +1,96 @@
+//! The model: every physical parameter the fluxes, boundaries and source terms read, in one
+//! `#[repr(C)]` struct that the GPU kernels receive as one argument (`kernels/model.cuh`
+//! mirrors it field for field). It is built from the scenario's `physics` section
+//! ([`Physics`]), which lives here because the physics owns its parameters; the scenario
+//! only embeds it.
+//!
+//! Adding a parameter: a field in [`Physics`] (with its default and its check in
+//! [`Physics::validate`]), the same field in [`Model`] and in `kernels/model.cuh`, in the
+//! same place. `tests/physics_model.rs` checks that the two structs have the same size.
+
+use super::Real;
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+/// The scenario's `physics` section: parameters as a user writes them, in float64.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Physics {
+    /// Gravity (m/s²).
+    #[serde(default = "default_g")]
+    pub g: f64,
+    /// Density ratio rho1 / rho2 of the upper to the lower layer, in (0, 1).
+    #[serde(default = "default_r")]
+    pub r: f64,
+    /// CFL number of the time step, in (0, 1].
+    #[serde(default = "default_gamma")]
+    pub gamma: f64,
+    /// Linear bottom friction on the lower layer, `d(q2)/dt = -k q2 / h2` (a drag velocity
+    /// k in m/s; 0, the default, is frictionless). The worked example of README's "Adding
+    /// physics".
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub linear_friction: f64,
+}
+
+fn default_g() -> f64 {
+    9.81
+}
+fn default_r() -> f64 {
+    0.998
+}
+fn default_gamma() -> f64 {
+    0.9
+}
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+impl Default for Physics {
+    fn default() -> Self {
+        Physics { g: default_g(), r: default_r(), gamma: default_gamma(), linear_friction: 0.0 }
+    }
+}
+
+impl Physics {
+    /// Errors name the field as the scenario spells it (`physics.r`).
+    pub fn validate(&self) -> Result<()> {
+        if !(self.g.is_finite() && self.g > 0.0) {
+            bail!("physics.g: expected a positive gravity, found {}", self.g);
+        }
+        if !(self.r > 0.0 && self.r < 1.0) {
+            bail!("physics.r: expected a density ratio rho1/rho2 strictly between 0 and 1, found {}", self.r);
+        }
+        if !(self.gamma > 0.0 && self.gamma <= 1.0) {
+            bail!("physics.gamma: expected a CFL number in (0, 1], found {}", self.gamma);
+        }
+        if !(self.linear_friction.is_finite() && self.linear_friction >= 0.0) {
+            bail!("physics.linear_friction: expected a drag velocity >= 0 in m/s, found {}", self.linear_friction);
+        }
+        Ok(())
+    }
+}
+
+/// The parameters in the run's precision, as the kernels see them. Built only through
+/// [`Model::new`], which validates.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Model<T> {
+    /// Gravity.
+    pub g: T,
+    /// Density ratio rho1/rho2, in (0, 1).
+    pub r: T,
+    /// Linear bottom friction on the lower layer (m/s); 0 for none.
+    pub linear_friction: T,
+}
+
+impl<T: Real> Model<T> {
+    pub fn new(p: &Physics) -> Result<Self> {
+        p.validate()?;
+        Ok(Model { g: T::c(p.g), r: T::c(p.r), linear_friction: T::c(p.linear_friction) })
+    }
+
+    /// Whether any cell source term is on: the update then calls [`super::source::source`].
+    pub fn has_sources(&self) -> bool {
+        self.linear_friction > T::zero()
+    }
+}

@@ -1,0 +1,74 @@
+//! What the kernels receive: the layout's device arrays as one `#[repr(C)]` struct
+//! ([`DeviceArrays`], `Arrays` in `kernels/solver.cu`), the model as another
+//! (`physics::Model`, `kernels/model.cuh`), and the launch geometry. The probe kernels check
+//! that both sides agree on the structs' sizes (`tests/gpu_probes.rs`).
+
+use super::device::block;
+use crate::physics::{Boundary, Model, Real};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, ValidAsZeroBits};
+
+/// A float type the kernels exist for.
+pub trait CudaReal: Real + DeviceRepr + ValidAsZeroBits {
+    const SUFFIX: &'static str;
+    fn from_min_bits(bits: u64) -> f64;
+}
+impl CudaReal for f32 {
+    const SUFFIX: &'static str = "f32";
+    fn from_min_bits(bits: u64) -> f64 {
+        if bits > u32::MAX as u64 {
+            f64::NAN
+        } else {
+            f32::from_bits(bits as u32) as f64
+        }
+    }
+}
+impl CudaReal for f64 {
+    const SUFFIX: &'static str = "f64";
+    fn from_min_bits(bits: u64) -> f64 {
+        if bits == u64::MAX {
+            f64::NAN
+        } else {
+            f64::from_bits(bits)
+        }
+    }
+}
+
+// SAFETY: #[repr(C)] structs of floats and ints, mirrored field for field in
+// kernels/model.cuh and kernels/boundary.cuh, passed by value.
+unsafe impl<T: CudaReal> DeviceRepr for Model<T> {}
+unsafe impl<T: CudaReal> DeviceRepr for Boundary<T> {}
+// SAFETY: plain old data; the device reads it as Boundary<T> records.
+unsafe impl<T: CudaReal> ValidAsZeroBits for Boundary<T> {}
+
+/// `Arrays<T>` of `kernels/solver.cu`: device pointers and sizes, passed by value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceArrays {
+    pub v1: u64,
+    pub v2: u64,
+    pub o1: u64,
+    pub o2: u64,
+    pub ecells: u64,
+    pub enormal: u64,
+    pub acc: u64,
+    pub boundaries: u64,
+    pub scratch: u64,
+    pub stride: i64,
+    pub n_owned: i32,
+    pub reserved: i32,
+}
+// SAFETY: #[repr(C)], integers only, mirrored in kernels/solver.cu.
+unsafe impl DeviceRepr for DeviceArrays {}
+
+/// The device address of `s`. The backend orders its streams with its own events (cudarc's
+/// event tracking is off), so the guard cudarc returns has nothing to do.
+pub fn address<T>(s: &CudaSlice<T>, stream: &CudaStream) -> u64 {
+    let (ptr, _guard) = s.device_ptr(stream);
+    ptr
+}
+
+/// One thread per item, `block()` threads per block.
+pub fn grid(n: usize) -> LaunchConfig {
+    let b = block();
+    LaunchConfig { grid_dim: ((n as u32).div_ceil(b).max(1), 1, 1), block_dim: (b, 1, 1), shared_mem_bytes: 0 }
+}

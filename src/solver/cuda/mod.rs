@@ -1,0 +1,355 @@
+//! The CUDA backend: the same layout and phases as the CPU backend, as kernels
+//! (`kernels/solver.cu` over the physics headers) launched through cudarc's driver API.
+//!
+//! - [`device`]: finding a GPU, compiling and loading the kernels;
+//! - [`launch`]: the structs the kernels receive and the launch geometry;
+//! - [`halo`]: the copy stream and pinned staging of the halo exchange;
+//! - [`timing`]: per-kernel timing for `bench --profile`;
+//! - [`probe`]: running single physics functions on the GPU, for the tests.
+
+pub mod device;
+pub mod halo;
+pub mod launch;
+pub mod probe;
+pub mod timing;
+
+pub use device::{copy_bandwidth, device_count, probe};
+pub use launch::CudaReal;
+
+use super::backend::{Backend, Health, StepContext};
+use super::cpu::check_slots;
+use super::layout::Layout;
+use crate::physics::{Boundary, CellState, Model};
+use anyhow::{anyhow, bail, Context, Result};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, PushKernelArg};
+use halo::HaloStaging;
+use launch::{address, grid, DeviceArrays};
+use std::ops::Range;
+use std::sync::Arc;
+use timing::KernelTiming;
+
+pub struct CudaBackend<T: CudaReal> {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    /// Kept for the probe kernels of the tests.
+    module: Arc<CudaModule>,
+    edge_fn: CudaFunction,
+    dt_fn: CudaFunction,
+    update_fn: CudaFunction,
+    model: Model<T>,
+    v1: CudaSlice<T>,
+    v2: CudaSlice<T>,
+    /// The other volume buffers (the update writes them; then the two pairs swap).
+    o1: CudaSlice<T>,
+    o2: CudaSlice<T>,
+    ecells: CudaSlice<i32>,
+    enormal: CudaSlice<T>,
+    boundaries: CudaSlice<Boundary<T>>,
+    acc: CudaSlice<T>,
+    scratch: CudaSlice<u64>,
+    n_cells: usize,
+    n_owned: usize,
+    n_edges: usize,
+    n_local_edges: usize,
+    device: String,
+    sync_each_launch: bool,
+    timing: Option<KernelTiming>,
+    halo: Option<HaloStaging<T>>,
+}
+
+impl<T: CudaReal> CudaBackend<T> {
+    /// Upload `lay` to device `ordinal`.
+    pub fn new(model: Model<T>, lay: &Layout<T>, ordinal: usize) -> Result<Self> {
+        check_slots(lay)?;
+        let n = lay.num_cells();
+        if n > i32::MAX as usize / 6 || lay.num_edges() > i32::MAX as usize {
+            bail!("the mesh is too large for 32-bit indices on the GPU ({n} cells)");
+        }
+        let (ctx, module, device) = device::open(ordinal)?;
+        // Streams are ordered by explicit events (the halo copies): cudarc's per-slice event
+        // tracking would make the receive-block copy wait for the interior edges' reads.
+        // SAFETY: every slice is allocated and filled on the main stream, which is
+        // synchronized below before any other stream exists; see Drop for the end.
+        unsafe { ctx.disable_event_tracking() };
+        let f = |op: &str| {
+            module
+                .load_function(&format!("{op}_{}", T::SUFFIX))
+                .with_context(|| format!("kernel {op}_{} missing", T::SUFFIX))
+        };
+        let (edge_fn, dt_fn, update_fn) = (f("edge")?, f("dt")?, f("update")?);
+        let stream = ctx.default_stream();
+        let up = |what: &str, e: cudarc::driver::DriverError| anyhow!("cannot upload {what} to {device}: {e}");
+        let cells = |v: &[[T; 4]]| stream.clone_htod(bytemuck::cast_slice::<[T; 4], T>(v)).map_err(|e| up("cells", e));
+        let (v1, v2, o1, o2) = (cells(&lay.v1)?, cells(&lay.v2)?, cells(&lay.v1)?, cells(&lay.v2)?);
+        let ecells =
+            stream.clone_htod(bytemuck::cast_slice::<[i32; 4], i32>(&lay.edge_cells)).map_err(|e| up("edges", e))?;
+        let enormal =
+            stream.clone_htod(bytemuck::cast_slice::<[T; 2], T>(&lay.edge_normal)).map_err(|e| up("edges", e))?;
+        let boundaries = stream.clone_htod(&lay.boundaries).map_err(|e| up("the boundary table", e))?;
+        let acc = stream.alloc_zeros::<T>(6 * 4 * n).map_err(|e| up("accumulators", e))?;
+        let scratch = stream.clone_htod(&[u64::MAX, 0, 0]).map_err(|e| up("scratch", e))?;
+        stream.synchronize()?;
+        Ok(CudaBackend {
+            ctx,
+            stream,
+            module,
+            edge_fn,
+            dt_fn,
+            update_fn,
+            model,
+            v1,
+            v2,
+            o1,
+            o2,
+            ecells,
+            enormal,
+            boundaries,
+            acc,
+            scratch,
+            n_cells: n,
+            n_owned: lay.n_owned,
+            n_edges: lay.num_edges(),
+            n_local_edges: lay.n_local_edges,
+            device,
+            sync_each_launch: std::env::var_os("PYCNO_CUDA_SYNC").is_some(),
+            timing: None,
+            halo: None,
+        })
+    }
+
+    /// The arrays as the kernels receive them, with the current buffer pair as `v`.
+    fn arrays(&self) -> DeviceArrays {
+        let s = &self.stream;
+        DeviceArrays {
+            v1: address(&self.v1, s),
+            v2: address(&self.v2, s),
+            o1: address(&self.o1, s),
+            o2: address(&self.o2, s),
+            ecells: address(&self.ecells, s),
+            enormal: address(&self.enormal, s),
+            acc: address(&self.acc, s),
+            boundaries: address(&self.boundaries, s),
+            scratch: address(&self.scratch, s),
+            stride: self.n_cells as i64,
+            n_owned: self.n_owned as i32,
+            reserved: 0,
+        }
+    }
+
+    /// The copy stream and pinned staging (made on first use, sized for the send block
+    /// `send_words` and the receive block).
+    fn ensure_halo(&mut self, send_words: usize) -> Result<&mut HaloStaging<T>> {
+        if self.halo.is_none() {
+            self.halo = Some(HaloStaging::new(&self.ctx, send_words, 4 * (self.n_cells - self.n_owned))?);
+        }
+        let h = self.halo.as_mut().expect("made above");
+        if h.send_capacity() < send_words {
+            bail!("send block of {send_words} floats, staging made for {}", h.send_capacity());
+        }
+        Ok(h)
+    }
+
+    /// Launch kernel `k` (of `timing::KERNELS`) through `launch`, timed and checked.
+    fn launch(&mut self, k: usize, launch: impl FnOnce(&Self) -> Result<(), DriverError>) -> Result<()> {
+        if let Some(t) = &mut self.timing {
+            t.start(k, &self.stream)?;
+        }
+        let name = timing::KERNELS[k];
+        launch(self).with_context(|| format!("launching the {name} kernel"))?;
+        if let Some(t) = &mut self.timing {
+            t.stop(k, &self.stream)?;
+        }
+        if self.sync_each_launch {
+            self.stream.synchronize().with_context(|| format!("kernel {name}_{} failed", T::SUFFIX))?;
+        }
+        Ok(())
+    }
+
+    pub fn device(&self) -> &str {
+        &self.device
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().context("CUDA stream")?;
+        self.ctx.check_err().context("CUDA context")?;
+        Ok(())
+    }
+
+    /// The accumulators, for tests that compare them with the CPU's.
+    pub fn accumulators(&self) -> Result<Vec<T>> {
+        Ok(self.stream.clone_dtoh(&self.acc)?)
+    }
+
+    /// Poison every accumulator word with NaN, so that a test can prove each was written.
+    pub fn poison_accumulators(&mut self) -> Result<()> {
+        let nan = vec![T::nan(); 6 * 4 * self.n_cells];
+        self.stream.memcpy_htod(&nan, &mut self.acc)?;
+        Ok(())
+    }
+
+    /// The probe kernels on this backend's device (tests).
+    pub fn probes(&self) -> probe::Probes<'_, T> {
+        probe::Probes::new(&self.stream, &self.module, self.model)
+    }
+}
+
+impl<T: CudaReal> Drop for CudaBackend<T> {
+    fn drop(&mut self) {
+        // No slice may be freed while a copy on the other stream still uses it.
+        if let Some(h) = &self.halo {
+            let _ = h.synchronize();
+        }
+        let _ = self.stream.synchronize();
+    }
+}
+
+impl<T: CudaReal> Backend for CudaBackend<T> {
+    fn describe(&self) -> String {
+        format!("cuda ({}, {})", T::NAME, self.device)
+    }
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn process_edges(&mut self, edges: Range<usize>, t: f64) -> Result<()> {
+        if edges.is_empty() {
+            return Ok(());
+        }
+        let (a, m, t) = (self.arrays(), self.model, T::c(t));
+        let (b, e) = (edges.start as i32, edges.end as i32);
+        self.launch(0, |s| {
+            let mut l = s.stream.launch_builder(&s.edge_fn);
+            l.arg(&a).arg(&m).arg(&b).arg(&e).arg(&t);
+            // SAFETY: the arguments of edge_{f32,f64} in kernels/solver.cu, in order.
+            unsafe { l.launch(grid(edges.len())) }.map(|_| ())
+        })
+    }
+
+    fn local_dt(&mut self, gamma: f64) -> Result<(f64, Health)> {
+        let (a, two_gamma) = (self.arrays(), T::c(2.0 * gamma));
+        self.launch(1, |s| {
+            let mut l = s.stream.launch_builder(&s.dt_fn);
+            l.arg(&a).arg(&two_gamma);
+            // SAFETY: the arguments of dt_{f32,f64}, in order.
+            unsafe { l.launch(grid(s.n_owned)) }.map(|_| ())
+        })?;
+        let mut s = [0u64; 2];
+        self.stream.memcpy_dtoh(&self.scratch.slice(0..2), &mut s).context("reading the time step back")?;
+        if let Some(t) = &mut self.timing {
+            t.collect()?;
+        }
+        let health = if s[1] != 0 { Health::Bad } else { Health::Ok };
+        Ok((T::from_min_bits(s[0]), health))
+    }
+
+    fn update(&mut self, step: StepContext) -> Result<()> {
+        let (a, m, dt) = (self.arrays(), self.model, T::c(step.dt));
+        self.launch(2, |s| {
+            let mut l = s.stream.launch_builder(&s.update_fn);
+            l.arg(&a).arg(&m).arg(&dt);
+            // SAFETY: the arguments of update_{f32,f64}, in order.
+            unsafe { l.launch(grid(s.n_owned)) }.map(|_| ())
+        })?;
+        std::mem::swap(&mut self.v1, &mut self.o1);
+        std::mem::swap(&mut self.v2, &mut self.o2);
+        Ok(())
+    }
+
+    fn health(&mut self) -> Result<Health> {
+        let mut s = [0u64; 1];
+        self.stream.memcpy_dtoh(&self.scratch.slice(1..2), &mut s)?;
+        Ok(if s[0] != 0 { Health::Bad } else { Health::Ok })
+    }
+
+    fn fallbacks(&mut self) -> Result<u64> {
+        let mut s = [0u64; 1];
+        self.stream.memcpy_dtoh(&self.scratch.slice(2..3), &mut s)?;
+        Ok(s[0])
+    }
+
+    fn state(&mut self) -> Result<Vec<CellState>> {
+        owned_state(&self.stream, &self.v1, &self.v2, self.n_owned)
+    }
+    fn previous_state(&mut self) -> Result<Vec<CellState>> {
+        owned_state(&self.stream, &self.o1, &self.o2, self.n_owned)
+    }
+    fn read_cells(&mut self, cells: &[usize]) -> Result<Vec<CellState>> {
+        let mut out = Vec::with_capacity(cells.len());
+        for &c in cells {
+            let a = self.stream.clone_dtoh(&self.v1.slice(4 * c..4 * c + 4))?;
+            let b = self.stream.clone_dtoh(&self.v2.slice(4 * c..4 * c + 4))?;
+            out.push(CellState::from_records(&a, &b));
+        }
+        Ok(out)
+    }
+    fn num_edges(&self) -> usize {
+        self.n_edges
+    }
+    fn enable_kernel_timing(&mut self) {
+        if self.timing.is_none() {
+            self.timing = KernelTiming::new(&self.ctx).ok();
+        }
+    }
+    fn kernel_seconds(&mut self) -> Result<Vec<(&'static str, f64, u64)>> {
+        self.synchronize()?;
+        match &mut self.timing {
+            Some(t) => t.totals(),
+            None => Ok(vec![]),
+        }
+    }
+    fn num_local_edges(&self) -> usize {
+        self.n_local_edges
+    }
+    fn cell_bytes(&self) -> usize {
+        4 * std::mem::size_of::<T>()
+    }
+    fn begin_download(&mut self, cells: Range<usize>) -> Result<()> {
+        let words = 4 * cells.start..4 * cells.end;
+        self.ensure_halo(words.len())?;
+        if words.is_empty() {
+            return Ok(());
+        }
+        let h = self.halo.as_mut().expect("made by ensure_halo");
+        h.begin_download(&self.stream, &self.v1, &self.v2, words)
+    }
+    fn finish_download(&mut self, v1: &mut [u8], v2: &mut [u8]) -> Result<()> {
+        let Some(h) = &mut self.halo else { bail!("finish_download without begin_download") };
+        h.finish_download(host_floats(v1)?, host_floats(v2)?)
+    }
+    fn upload_receive_block(&mut self, v1: &[u8], v2: &[u8]) -> Result<()> {
+        let words = 4 * self.n_owned..4 * self.n_cells;
+        let (a, b) = (host_floats_ref::<T>(v1)?, host_floats_ref::<T>(v2)?);
+        if a.len() != words.len() || b.len() != words.len() {
+            bail!("receive block of {} floats for {} cells", a.len(), self.n_cells - self.n_owned);
+        }
+        if words.is_empty() {
+            return Ok(());
+        }
+        self.ensure_halo(0)?;
+        let h = self.halo.as_mut().expect("made by ensure_halo");
+        h.upload(&self.stream, a, b, &mut self.v1, &mut self.v2, words)
+    }
+    fn edges_async(&self) -> bool {
+        true
+    }
+}
+
+fn owned_state<T: CudaReal>(
+    stream: &Arc<CudaStream>,
+    v1: &CudaSlice<T>,
+    v2: &CudaSlice<T>,
+    n: usize,
+) -> Result<Vec<CellState>> {
+    let a = stream.clone_dtoh(&v1.slice(0..4 * n))?;
+    let b = stream.clone_dtoh(&v2.slice(0..4 * n))?;
+    Ok(a.chunks_exact(4).zip(b.chunks_exact(4)).map(|(a, b)| CellState::from_records(a, b)).collect())
+}
+
+/// Host bytes of the halo buffers as floats; they are allocated as u64 words
+/// (`solver::exchange`), so the alignment holds, and bytemuck checks it.
+fn host_floats<T: CudaReal>(b: &mut [u8]) -> Result<&mut [T]> {
+    bytemuck::try_cast_slice_mut(b).map_err(|e| anyhow!("halo buffer not usable as {}: {e:?}", T::NAME))
+}
+fn host_floats_ref<T: CudaReal>(b: &[u8]) -> Result<&[T]> {
+    bytemuck::try_cast_slice(b).map_err(|e| anyhow!("halo buffer not usable as {}: {e:?}", T::NAME))
+}

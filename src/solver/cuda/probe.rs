@@ -1,0 +1,99 @@
+//! Running single physics functions on the GPU (`kernels/probe.cu`), so that the tests can
+//! compare the CUDA mirror with `src/physics` function by function on many inputs.
+
+use super::launch::{grid, CudaReal};
+use crate::physics::{Boundary, EdgeFlux, Model, Side};
+use anyhow::{Context, Result};
+use cudarc::driver::{CudaModule, CudaStream, PushKernelArg};
+use std::sync::Arc;
+
+pub struct Probes<'a, T> {
+    stream: &'a Arc<CudaStream>,
+    module: &'a Arc<CudaModule>,
+    model: Model<T>,
+}
+
+fn side_values<T: Copy>(s: &Side<T>) -> [T; 7] {
+    [s.h1, s.q1[0], s.q1[1], s.h2, s.q2[0], s.q2[1], s.depth]
+}
+
+fn side_from<T: Copy>(x: &[T]) -> Side<T> {
+    Side { h1: x[0], q1: [x[1], x[2]], h2: x[3], q2: [x[4], x[5]], depth: x[6] }
+}
+
+fn flux_from<T: CudaReal>(x: &[T]) -> EdgeFlux<T> {
+    EdgeFlux {
+        i: std::array::from_fn(|k| x[k]),
+        j: std::array::from_fn(|k| x[6 + k]),
+        speed: x[12],
+        fallback: x[13] != T::zero(),
+    }
+}
+
+impl<'a, T: CudaReal> Probes<'a, T> {
+    pub fn new(stream: &'a Arc<CudaStream>, module: &'a Arc<CudaModule>, model: Model<T>) -> Self {
+        Probes { stream, module, model }
+    }
+
+    /// Run `probe_{name}_{T}` over `n` samples of `input` (flattened), returning `out_per`
+    /// values per sample. `extra` is pushed between the model and the arrays (a boundary).
+    fn run(&self, name: &str, input: &[T], n: usize, out_per: usize, boundary: Option<&Boundary<T>>) -> Result<Vec<T>> {
+        let f = self
+            .module
+            .load_function(&format!("probe_{name}_{}", T::SUFFIX))
+            .with_context(|| format!("probe kernel {name} missing"))?;
+        let dev_in = self.stream.clone_htod(input)?;
+        let mut dev_out = self.stream.alloc_zeros::<T>(n * out_per)?;
+        let count = n as i32;
+        let mut l = self.stream.launch_builder(&f);
+        l.arg(&self.model);
+        if let Some(b) = boundary {
+            l.arg(b);
+        }
+        l.arg(&dev_in).arg(&mut dev_out).arg(&count);
+        // SAFETY: the arguments of probe_{name}_{T} in kernels/probe.cu, in order.
+        unsafe { l.launch(grid(n)) }.with_context(|| format!("launching probe {name}"))?;
+        Ok(self.stream.clone_dtoh(&dev_out)?)
+    }
+
+    /// Eigenvalues and hyperbolicity for samples `(h1, u1, h2, u2)`.
+    pub fn eigenvalues(&self, samples: &[[T; 4]]) -> Result<Vec<([T; 4], bool)>> {
+        let out = self.run("eigenvalues", bytemuck::cast_slice(samples), samples.len(), 5, None)?;
+        Ok(out.chunks_exact(5).map(|x| ([x[0], x[1], x[2], x[3]], x[4] != T::zero())).collect())
+    }
+
+    /// The numerical flux for each `(wi, wj, n)`.
+    pub fn flux(&self, samples: &[(Side<T>, Side<T>, [T; 2])]) -> Result<Vec<EdgeFlux<T>>> {
+        let input: Vec<T> =
+            samples.iter().flat_map(|(a, b, n)| side_values(a).into_iter().chain(side_values(b)).chain(*n)).collect();
+        let out = self.run("flux", &input, samples.len(), 14, None)?;
+        Ok(out.chunks_exact(14).map(flux_from).collect())
+    }
+
+    /// Ghost state and boundary flux of boundary `b` for each `(inner, n, t)`.
+    pub fn boundary(&self, b: &Boundary<T>, samples: &[(Side<T>, [T; 2], T)]) -> Result<Vec<(Side<T>, EdgeFlux<T>)>> {
+        let input: Vec<T> =
+            samples.iter().flat_map(|(w, n, t)| side_values(w).into_iter().chain(*n).chain([*t])).collect();
+        let out = self.run("boundary", &input, samples.len(), 21, Some(b))?;
+        Ok(out.chunks_exact(21).map(|x| (side_from(&x[..7]), flux_from(&x[7..]))).collect())
+    }
+
+    /// The state after the source terms, for each `(state, dt)`.
+    pub fn source(&self, samples: &[(Side<T>, T)]) -> Result<Vec<Side<T>>> {
+        let input: Vec<T> = samples.iter().flat_map(|(s, dt)| side_values(s).into_iter().chain([*dt])).collect();
+        let out = self.run("source", &input, samples.len(), 7, None)?;
+        Ok(out.chunks_exact(7).map(side_from).collect())
+    }
+
+    /// `sizeof` of `Model<T>`, `Boundary<T>` and `Arrays<T>` as the CUDA compiler sees them.
+    pub fn struct_sizes(&self) -> Result<[i64; 3]> {
+        let f = self.module.load_function(&format!("probe_sizes_{}", T::SUFFIX))?;
+        let mut out = self.stream.alloc_zeros::<i64>(3)?;
+        let mut l = self.stream.launch_builder(&f);
+        l.arg(&mut out);
+        // SAFETY: probe_sizes_{T} takes one long long pointer.
+        unsafe { l.launch(grid(1)) }?;
+        let v = self.stream.clone_dtoh(&out)?;
+        Ok([v[0], v[1], v[2]])
+    }
+}
