@@ -1,7 +1,7 @@
 //! `pycno bench`: the paper's benchmark at several cell counts, stepping time only (mesh
 //! generation, set-up and output excluded), median of repeated runs.
 
-use super::run::{choose_backend, run_with, BackendChoice, Precision, RunOptions};
+use super::run::{choose_backend, simulate, BackendChoice, Precision, RunOptions, Setup};
 use super::scenario_mesh;
 use super::stats::RunStats;
 use crate::comm::Single;
@@ -20,7 +20,7 @@ pub struct BenchOptions {
 }
 
 pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Result<Vec<RunStats>> {
-    let choice = choose_backend(opts.backend)?;
+    let choice = choose_backend(opts.backend, false)?;
     let mut all = Vec::new();
     for &n in &opts.cells {
         let mut s = Scenario::paper_benchmark(n);
@@ -37,10 +37,8 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Resul
         };
         let mut runs = Vec::new();
         for _ in 0..opts.repeat.max(1) {
-            let st = match opts.precision {
-                Precision::F32 => run_with::<f32>(&s, &pm, &depth, &state, &ro, choice, &Single, None, None)?,
-                Precision::F64 => run_with::<f64>(&s, &pm, &depth, &state, &ro, choice, &Single, None, None)?,
-            };
+            let setup = Setup { scenario: &s, pm: &pm, depth: &depth, state: &state, resume: None };
+            let st = simulate(&setup, &ro, choice, &Single, None)?;
             runs.push(st);
         }
         runs.sort_by(|a, b| a.stepping_seconds.total_cmp(&b.stepping_seconds));

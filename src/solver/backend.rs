@@ -25,6 +25,8 @@ pub trait Backend: Send {
     /// "cpu (f32, 2 threads)", "cuda (f32, NVIDIA H200)", ...
     fn describe(&self) -> String;
     fn name(&self) -> &'static str;
+    /// The float type of the state: "f32" or "f64".
+    fn precision(&self) -> &'static str;
     /// Edge pass over a range of edges (see `Layout`) at the step's start time `t` (for
     /// time-dependent boundaries): fills the accumulator slots.
     fn process_edges(&mut self, edges: Range<usize>, t: f64) -> Result<()>;

@@ -93,6 +93,9 @@ impl<T: Real> Backend for CpuBackend<T> {
     fn name(&self) -> &'static str {
         "cpu"
     }
+    fn precision(&self) -> &'static str {
+        T::NAME
+    }
 
     fn process_edges(&mut self, edges: Range<usize>, t: f64) -> Result<()> {
         let m = self.model;

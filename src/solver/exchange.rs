@@ -67,6 +67,18 @@ impl PhaseTimes {
             self.update,
         ]
     }
+    /// The mean over ranks of each phase.
+    pub fn mean(p: &[PhaseTimes]) -> PhaseTimes {
+        let n = p.len().max(1) as f64;
+        let mut sum = [0.0; 8];
+        for x in p {
+            for (a, v) in sum.iter_mut().zip(x.to_array()) {
+                *a += v;
+            }
+        }
+        PhaseTimes::from_slice(&sum.map(|x| x / n))
+    }
+
     pub fn from_slice(x: &[f64]) -> PhaseTimes {
         PhaseTimes {
             pack: x[0],

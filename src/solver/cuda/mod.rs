@@ -210,6 +210,9 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
     fn name(&self) -> &'static str {
         "cuda"
     }
+    fn precision(&self) -> &'static str {
+        T::NAME
+    }
 
     fn process_edges(&mut self, edges: Range<usize>, t: f64) -> Result<()> {
         if edges.is_empty() {

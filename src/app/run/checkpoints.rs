@@ -1,0 +1,202 @@
+//! Checkpoints during a run (an observer of the step loop) and restarts from them.
+//!
+//! Every rank writes its cells by global id; rank 0 then writes `meta.json` (the scenario,
+//! where the run stood, and what the run's statistics carry over) and prunes old
+//! checkpoints. A restart reads them on any rank count and backend.
+
+use super::observers::{Observer, RunContext, RunRecord, StepDone};
+use super::{apply_overrides, Precision, RunOptions};
+use crate::app::PreparedMesh;
+use crate::comm::{agree, Comm};
+use crate::output::checkpoint;
+use crate::partition::files;
+use crate::physics::CellState;
+use crate::scenario::Scenario;
+use crate::solver::Backend;
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The checkpoint to resume (its `meta` says where the run stood) and its scenario.
+pub struct Restart {
+    pub dir: PathBuf,
+    pub meta: checkpoint::Meta,
+    pub scenario: Scenario,
+}
+
+/// The checkpoint to resume, and its scenario with the command-line options that make sense
+/// on a restart (a later `--t-end`, `--output-interval`, `--out`).
+pub fn load_restart(path: &Path, opts: &RunOptions) -> Result<Restart> {
+    if opts.scenario.is_some() || opts.cells.is_some() {
+        bail!("--restart takes the scenario and the mesh from the checkpoint: give no scenario file and no --cells");
+    }
+    let dir = checkpoint::locate(path)?;
+    let meta = checkpoint::read_meta(&dir)?;
+    let precision = opts.precision.name();
+    if meta.precision != precision {
+        bail!(
+            "checkpoint {} holds a {} run: restart it with --precision {}",
+            dir.display(),
+            meta.precision,
+            meta.precision
+        );
+    }
+    let mut s = Scenario::from_json(&meta.scenario.to_string())
+        .with_context(|| format!("checkpoint {}: its scenario", dir.display()))?;
+    if let Some(t) = opts.t_end.filter(|&t| t <= meta.time) {
+        bail!("--t-end {t}: the checkpoint {} is already at t = {}", dir.display(), meta.time);
+    }
+    apply_overrides(&mut s, opts)?;
+    Ok(Restart { dir, meta, scenario: s })
+}
+
+/// The checkpoint's cells, by global id, after checking that they belong to this mesh.
+pub fn restart_state(r: &Restart, pm: &PreparedMesh) -> Result<Vec<CellState>> {
+    let fingerprint = pm.fingerprint();
+    if r.meta.mesh_fingerprint != files::fingerprint_hex(fingerprint) || r.meta.cells != pm.topo.num_cells() {
+        bail!(
+            "checkpoint {} was made on another mesh ({} cells, fingerprint {}; this scenario's mesh: {} cells, {})",
+            r.dir.display(),
+            r.meta.cells,
+            r.meta.mesh_fingerprint,
+            pm.topo.num_cells(),
+            files::fingerprint_hex(fingerprint)
+        );
+    }
+    checkpoint::read_state(&r.dir, &r.meta, fingerprint)
+}
+
+/// When and where a run writes checkpoints.
+pub struct Checkpoints {
+    root: PathBuf,
+    every: Option<u64>,
+    seconds: Option<f64>,
+    keep: usize,
+    last: Instant,
+    fingerprint: u64,
+    precision: Precision,
+    /// `PYCNO_KILL_IN_CHECKPOINT=STEP`: rank 0 kills itself (SIGKILL) once its part of that
+    /// step's checkpoint is written and before the checkpoint is complete. For the tests.
+    kill_at: Option<u64>,
+}
+
+impl Checkpoints {
+    /// `None` when the options ask for no checkpoints.
+    pub fn new(opts: &RunOptions, s: &Scenario, fingerprint: u64) -> Result<Option<Checkpoints>> {
+        if opts.checkpoint_every.is_none() && opts.checkpoint_seconds.is_none() {
+            return Ok(None);
+        }
+        if opts.checkpoint_every == Some(0) {
+            bail!("--checkpoint-every: expected at least 1 step");
+        }
+        if let Some(t) = opts.checkpoint_seconds {
+            if !(t.is_finite() && t > 0.0) {
+                bail!("--checkpoint-seconds: expected a positive number of seconds, found {t}");
+            }
+        }
+        let root = opts.checkpoint_dir.clone().unwrap_or_else(|| s.output.dir.join("checkpoints"));
+        std::fs::create_dir_all(&root)
+            .with_context(|| format!("cannot create checkpoint directory {}", root.display()))?;
+        let probe = root.join(format!(".pycno-write-test.{}", std::process::id()));
+        std::fs::write(&probe, b"")
+            .with_context(|| format!("checkpoint directory {} is not writable", root.display()))?;
+        let _ = std::fs::remove_file(&probe);
+        let kill_at = std::env::var("PYCNO_KILL_IN_CHECKPOINT").ok().and_then(|v| v.parse().ok());
+        Ok(Some(Checkpoints {
+            root,
+            every: opts.checkpoint_every,
+            seconds: opts.checkpoint_seconds,
+            keep: opts.checkpoint_keep.max(1),
+            last: Instant::now(),
+            fingerprint,
+            precision: opts.precision,
+            kill_at,
+        }))
+    }
+
+    /// Whether to write one after `step` (the same answer on every rank).
+    fn due(&self, comm: &dyn Comm, step: u64) -> bool {
+        let by_steps = self.every.is_some_and(|k| step % k == 0);
+        let by_clock = self.seconds.is_some_and(|t| {
+            // Rank 0's clock decides for everyone.
+            let mine = comm.is_root() && self.last.elapsed().as_secs_f64() >= t;
+            comm.min_f64(if mine { 0.0 } else { 1.0 }) == 0.0
+        });
+        by_steps || by_clock
+    }
+
+    /// Every rank writes its cells; rank 0 then completes the checkpoint and prunes old ones.
+    fn write(&mut self, run: &RunContext, b: &mut dyn Backend, step: u64, time: f64) -> Result<()> {
+        let comm = run.comm;
+        let dir = checkpoint::step_dir(&self.root, step);
+        let st = agree(comm, b.state())?;
+        let float_bytes = self.precision.float_bytes();
+        let global = &run.part.global;
+        agree(
+            comm,
+            checkpoint::write_rank(
+                &dir,
+                comm.rank(),
+                comm.size(),
+                self.fingerprint,
+                step,
+                time,
+                float_bytes,
+                global,
+                &st,
+            ),
+        )?;
+        if self.kill_at == Some(step) && comm.is_root() {
+            // SAFETY: plain libc calls; the process ends here.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
+        let r: &RunRecord = &run.record;
+        let fallbacks = comm.sum_u64(b.fallbacks()?) + r.fallbacks_before;
+        let cells = comm.sum_u64(global.len() as u64) as usize;
+        let done = if comm.is_root() {
+            (|| -> Result<()> {
+                let s = run.scenario;
+                let mut scenario = serde_json::to_value(s)?;
+                // A mesh file by absolute path, so the restart may run from another directory.
+                if let Some(m) = &s.mesh {
+                    let abs = std::fs::canonicalize(m).with_context(|| format!("mesh file {}", m.display()))?;
+                    scenario["mesh"] = serde_json::Value::String(abs.display().to_string());
+                }
+                let meta = checkpoint::Meta {
+                    format: "pycno-checkpoint".into(),
+                    version: checkpoint::VERSION,
+                    step,
+                    time,
+                    ranks: comm.size(),
+                    cells,
+                    precision: self.precision.name().into(),
+                    backend: b.name().into(),
+                    mesh_fingerprint: files::fingerprint_hex(self.fingerprint),
+                    scenario,
+                    frames: run.series.frames().to_vec(),
+                    dt_min: r.dt_min,
+                    dt_max: r.dt_max,
+                    mass_layer1_start: r.mass_layer1_start,
+                    mass_layer2_start: r.mass_layer2_start,
+                    hyperbolicity_fallbacks: fallbacks,
+                };
+                checkpoint::write_meta(&dir, &meta)?;
+                checkpoint::prune(&self.root, self.keep)
+            })()
+        } else {
+            Ok(())
+        };
+        agree(comm, done)?;
+        self.last = Instant::now();
+        Ok(())
+    }
+}
+
+impl Observer for Checkpoints {
+    fn step(&mut self, run: &mut RunContext, b: &mut dyn Backend, done: StepDone) -> Result<()> {
+        if self.due(run.comm, done.step) {
+            self.write(run, b, done.step, done.time)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,422 @@
+//! `pycno run`: scenario -> mesh -> initial state -> time loop -> VTK series + stats.json.
+//!
+//! The driver is thin: it prepares the run ([`Setup`]), makes this rank's part and its
+//! backend ([`part`]), and runs the step loop with a list of observers ([`observers`]: the
+//! output series, gauges, checkpoints, progress, fault injection), then reports
+//! ([`report`]). Nothing here is generic over the float type: the precision is decided where
+//! the backend is made.
+
+pub mod checkpoints;
+pub mod observers;
+pub mod part;
+pub mod report;
+
+use super::stats::{KernelStat, RunStats};
+use super::{scenario_mesh, PreparedMesh};
+use crate::comm::{agree, Comm};
+use crate::output::checkpoint::Meta;
+use crate::output::gauges::GaugeRecorder;
+use crate::output::series::{Piece, Series};
+use crate::physics::CellState;
+use crate::scenario::{initial, Scenario};
+use crate::solver::exchange::{AllEdges, EdgePass, ExchangeMode, MpiHalo, PhaseTimes};
+use crate::solver::layout::kernel_bytes;
+use crate::solver::stepper::{step_loop_with, Event, Schedule};
+use crate::util::atomic::write_bytes_atomic;
+use anyhow::{anyhow, bail, Context, Result};
+use checkpoints::{load_restart, restart_state, Checkpoints};
+use clap::ValueEnum;
+use observers::{Faults, Frames, Gauges, Observer, ProgressLine, RunContext, RunRecord, StepDone};
+use part::{make_backend, rank_submesh, RankPart};
+use report::{diagnose, max_over_ranks};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+pub use part::choose_backend;
+pub use report::{layer_masses, state_checksum};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Precision {
+    /// Single precision (the paper's, and the GPU's fast path).
+    F32,
+    /// Double precision, for reference runs.
+    F64,
+}
+
+impl Precision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        }
+    }
+    pub fn float_bytes(self) -> usize {
+        match self {
+            Precision::F32 => 4,
+            Precision::F64 => 8,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendChoice {
+    /// CUDA when a usable GPU and driver exist, else the CPU.
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+/// Cell count of `pycno run` with neither a scenario nor `--cells`.
+pub const DEFAULT_CELLS: u64 = 16040;
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub scenario: Option<PathBuf>,
+    pub cells: Option<u64>,
+    pub t_end: Option<f64>,
+    pub out: Option<PathBuf>,
+    pub output_interval: Option<f64>,
+    pub precision: Precision,
+    pub backend: BackendChoice,
+    pub max_steps: Option<u64>,
+    /// Write no VTK files (stats.json still written when `out` is set).
+    pub no_vtk: bool,
+    pub quiet: bool,
+    /// Time each GPU kernel (events; no extra synchronization).
+    pub kernel_timing: bool,
+    /// Partition directory (`pycno partition`) for a multi-rank run.
+    pub partition: Option<PathBuf>,
+    pub exchange: ExchangeMode,
+    /// Write a checkpoint every this many steps.
+    pub checkpoint_every: Option<u64>,
+    /// Write a checkpoint every this many seconds of wall-clock time.
+    pub checkpoint_seconds: Option<f64>,
+    /// Where checkpoints go (default: `<output dir>/checkpoints`).
+    pub checkpoint_dir: Option<PathBuf>,
+    /// How many complete checkpoints to keep.
+    pub checkpoint_keep: usize,
+    /// Resume from this checkpoint (or the newest complete one in this directory).
+    pub restart: Option<PathBuf>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            scenario: None,
+            cells: None,
+            t_end: None,
+            out: None,
+            output_interval: None,
+            precision: Precision::F32,
+            backend: BackendChoice::Auto,
+            max_steps: None,
+            no_vtk: false,
+            quiet: false,
+            kernel_timing: false,
+            partition: None,
+            exchange: ExchangeMode::Overlap,
+            checkpoint_every: None,
+            checkpoint_seconds: None,
+            checkpoint_dir: None,
+            checkpoint_keep: 2,
+            restart: None,
+        }
+    }
+}
+
+/// The scenario with the command line's overrides applied and validated again.
+pub fn load_scenario(opts: &RunOptions) -> Result<Scenario> {
+    let mut s = match &opts.scenario {
+        Some(path) => Scenario::from_file(path)?,
+        None => Scenario::paper_benchmark(opts.cells.unwrap_or(DEFAULT_CELLS)),
+    };
+    if let Some(n) = opts.cells {
+        if n < 2 {
+            bail!("--cells: expected at least 2 triangles, found {n}");
+        }
+        if s.mesh.is_some() {
+            bail!("--cells applies to scenarios that triangulate a domain; this one reads a mesh file");
+        }
+        s.resolution.cells = Some(n);
+        s.resolution.max_area = None;
+    }
+    apply_overrides(&mut s, opts)?;
+    Ok(s)
+}
+
+/// The options that change when and where a run writes (`--t-end`, `--output-interval`,
+/// `--out`), then the scenario checked again.
+fn apply_overrides(s: &mut Scenario, opts: &RunOptions) -> Result<()> {
+    if let Some(t) = opts.t_end {
+        s.time.end = t;
+        if let Some(ts) = &mut s.time.output_times {
+            ts.retain(|&x| x <= t);
+        }
+    }
+    if let Some(dt) = opts.output_interval {
+        s.time.output_interval = Some(dt);
+        s.time.output_times = None;
+    }
+    if let Some(out) = &opts.out {
+        s.output.dir = out.clone();
+    }
+    s.validate().map_err(|e| anyhow!("{e:#} (after applying the command-line options)"))
+}
+
+/// What a run starts from: the scenario, its prepared mesh, the depth and state of every
+/// cell (by global id), and the checkpoint it resumes, if any.
+pub struct Setup<'a> {
+    pub scenario: &'a Scenario,
+    pub pm: &'a PreparedMesh,
+    pub depth: &'a [f64],
+    pub state: &'a [CellState],
+    pub resume: Option<&'a Meta>,
+}
+
+pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
+    let wall = Instant::now();
+    let restart = match &opts.restart {
+        Some(p) => Some(agree(comm, load_restart(p, opts))?),
+        None => None,
+    };
+    let s = match &restart {
+        Some(r) => r.scenario.clone(),
+        None => agree(comm, load_scenario(opts))?,
+    };
+    let source = match (&opts.restart, &opts.scenario) {
+        (Some(p), _) => format!("checkpoint {}", p.display()),
+        (None, Some(p)) => p.display().to_string(),
+        (None, None) => "the paper benchmark".into(),
+    };
+    let pm = agree(comm, scenario_mesh(&s).with_context(|| source.clone()))?;
+    let (depth, mut state) =
+        agree(comm, initial::evaluate(&s, &pm.topo.cell_centroid).with_context(|| source.clone()))?;
+    if let Some(r) = &restart {
+        state = agree(comm, restart_state(r, &pm))?;
+    }
+    let choice = agree(comm, choose_backend(opts.backend, !comm.is_root()))?;
+    let submesh = agree(comm, rank_submesh(opts, &pm, comm))?;
+    let setup =
+        Setup { scenario: &s, pm: &pm, depth: &depth, state: &state, resume: restart.as_ref().map(|r| &r.meta) };
+    let mut stats = simulate(&setup, opts, choice, comm, submesh)?;
+    stats.mesh_seconds = pm.seconds;
+    stats.wall_seconds = max_over_ranks(comm, wall.elapsed().as_secs_f64());
+    if !opts.no_vtk || opts.out.is_some() {
+        let path = s.output.dir.join("stats.json");
+        let written = if comm.is_root() {
+            write_bytes_atomic(&path, serde_json::to_string_pretty(&stats)?.as_bytes())
+        } else {
+            Ok(())
+        };
+        agree(comm, written)?;
+    }
+    Ok(stats)
+}
+
+/// The time loop of a prepared run on this rank (`submesh`: its part of a multi-rank run),
+/// with its observers; `pycno bench` calls it too.
+pub fn simulate(
+    setup: &Setup,
+    opts: &RunOptions,
+    choice: BackendChoice,
+    comm: &dyn Comm,
+    submesh: Option<crate::partition::Submesh>,
+) -> Result<RunStats> {
+    let (s, pm, resume) = (setup.scenario, setup.pm, setup.resume);
+    let part = agree(comm, RankPart::new(pm, setup.depth, submesh))?;
+    let mut backend = agree(comm, make_backend(choice, opts.precision, setup, &part, comm.node_rank().0))?;
+    if opts.kernel_timing {
+        backend.enable_kernel_timing();
+    }
+    let mut edges: Box<dyn EdgePass + '_> = match (&part.submesh, comm.as_mpi()) {
+        (Some(sub), Some(mpi)) if comm.size() > 1 => {
+            Box::new(MpiHalo::new(mpi, opts.exchange, sub.halo_plan(), backend.cell_bytes()))
+        }
+        _ => Box::new(AllEdges),
+    };
+    let cell_id: Vec<i64> = part.global.iter().map(|&g| g as i64).collect();
+    let rank_field = vec![comm.rank() as i32; part.global.len()];
+    let (t_start, first_step) = resume.map_or((0.0, 0), |r| (r.time, r.step));
+    let record = match resume {
+        Some(r) => RunRecord {
+            dt_min: r.dt_min,
+            dt_max: r.dt_max,
+            mass_layer1_start: r.mass_layer1_start,
+            mass_layer2_start: r.mass_layer2_start,
+            fallbacks_before: r.hyperbolicity_fallbacks,
+            output_seconds: 0.0,
+        },
+        None => {
+            let (a, b) = layer_masses(&agree(comm, backend.state())?, &part.area);
+            RunRecord {
+                dt_min: f64::INFINITY,
+                dt_max: 0.0,
+                mass_layer1_start: comm.sum_f64(a),
+                mass_layer2_start: comm.sum_f64(b),
+                fallbacks_before: 0,
+                output_seconds: 0.0,
+            }
+        }
+    };
+    let mut run = RunContext {
+        comm,
+        scenario: s,
+        pm,
+        part: &part,
+        piece: Piece { mesh: part.output_mesh(pm), depth: &part.depth, cell_id: &cell_id, rank: &rank_field },
+        series: match resume {
+            Some(r) => Series::resume(&s.output.dir, &s.name, r.frames.clone()),
+            None => Series::new(&s.output.dir, &s.name),
+        },
+        record,
+        resume,
+    };
+
+    // The observers, in the order they are called.
+    let write_vtk = !opts.no_vtk;
+    let mut observers: Vec<Box<dyn Observer>> = Vec::new();
+    if let Some(f) = Faults::from_env()? {
+        observers.push(Box::new(f));
+    }
+    if write_vtk {
+        observers.push(Box::new(Frames));
+    }
+    let checkpoints = agree(comm, Checkpoints::new(opts, s, pm.fingerprint()))?;
+    if let Some(g) = &s.gauges {
+        let at = resume.map(|r| r.time);
+        let recorder = GaugeRecorder::new(comm, &s.output.dir, g, &pm.mesh, &pm.topo.cell_centroid, &part.global, at);
+        observers.push(Box::new(Gauges::new(agree(comm, recorder)?)));
+    }
+    if let Some(c) = checkpoints {
+        observers.push(Box::new(c));
+    }
+    let progress = crate::app::progress::Progress::new(t_start, s.time.end, opts.quiet || !comm.is_root());
+    let ranks_note = if comm.size() > 1 {
+        format!(" x {} ranks ({:?} exchange)", comm.size(), opts.exchange).to_lowercase()
+    } else {
+        String::new()
+    };
+    progress.println(&format!(
+        "{}: {} cells, {} edges, {} on {}{}",
+        s.name,
+        pm.topo.num_cells(),
+        pm.topo.num_edges(),
+        backend.precision(),
+        backend.describe(),
+        ranks_note
+    ));
+    observers.push(Box::new(ProgressLine(progress)));
+
+    if resume.is_none() {
+        let clock = Instant::now();
+        for o in observers.iter_mut() {
+            o.start(&mut run, backend.as_mut())?;
+        }
+        run.record.output_seconds += clock.elapsed().as_secs_f64();
+    }
+    let outputs = s.output_times();
+    let done = outputs.iter().filter(|&&x| x <= t_start).count();
+    let plan = Schedule {
+        t_start,
+        t_end: s.time.end,
+        gamma: s.physics.gamma,
+        outputs: if write_vtk || s.gauges.is_some() { &outputs[done..] } else { &[] },
+        first_output_index: 1 + done,
+        max_steps: opts.max_steps,
+        first_step,
+    };
+    let result = step_loop_with(backend.as_mut(), comm, edges.as_mut(), &plan, &mut |b, ev| {
+        match ev {
+            Event::Step { step, time, dt, .. } => {
+                run.record.dt_min = run.record.dt_min.min(dt);
+                run.record.dt_max = run.record.dt_max.max(dt);
+                let done = StepDone { step, time, dt };
+                for o in observers.iter_mut() {
+                    o.step(&mut run, b, done)?;
+                }
+            }
+            Event::Output { index, time, step } => {
+                let clock = Instant::now();
+                for o in observers.iter_mut() {
+                    o.output(&mut run, b, index, time, step)?;
+                }
+                run.record.output_seconds += clock.elapsed().as_secs_f64();
+            }
+        }
+        Ok(())
+    });
+    for o in observers.iter_mut() {
+        o.finish();
+    }
+    drop(edges);
+    let ls = match result {
+        Ok(ls) => ls,
+        Err(e) => return Err(diagnose(e, backend.as_mut(), &run)),
+    };
+
+    let walls = pm.topo.edge_cells.iter().filter(|c| c[1] == crate::mesh::NO_CELL).count();
+    let float_bytes = opts.precision.float_bytes();
+    let kernels = backend
+        .kernel_seconds()?
+        .into_iter()
+        .map(|(name, seconds, launches)| {
+            let bytes = kernel_bytes(name, part.layout_cells, backend.num_edges(), walls, float_bytes);
+            KernelStat {
+                name: name.into(),
+                seconds,
+                launches,
+                bytes_per_launch: bytes,
+                bandwidth: bytes * launches as f64 / seconds.max(1e-12),
+            }
+        })
+        .collect();
+    let end_state = agree(comm, backend.state())?;
+    let (m1_end, m2_end) = layer_masses(&end_state, &part.area);
+    let cells = pm.topo.num_cells();
+    let steps_here = ls.steps - first_step;
+    // Per-rank phase times, and the slowest rank's stepping time (the run's).
+    let per_rank = comm.all_gather_f64(&[&ls.phases.to_array()[..], &[ls.stepping_seconds]].concat());
+    let width = PhaseTimes::NAMES.len() + 1;
+    let phases_per_rank: Vec<PhaseTimes> = per_rank.chunks(width).map(PhaseTimes::from_slice).collect();
+    let stepping_seconds = per_rank.chunks(width).map(|c| c[width - 1]).fold(0.0, f64::max);
+    let r = &run.record;
+    let fallbacks = comm.sum_u64(backend.fallbacks()?) + r.fallbacks_before;
+    let checksum = comm.sum_u64(state_checksum(&part.global, &end_state));
+    Ok(RunStats {
+        name: s.name.clone(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        cells,
+        edges: pm.topo.num_edges(),
+        steps: ls.steps,
+        t_end: ls.time,
+        dt_min: if r.dt_min.is_finite() { r.dt_min } else { 0.0 },
+        dt_max: r.dt_max,
+        stepping_seconds,
+        output_seconds: r.output_seconds,
+        cell_updates_per_second: cells as f64 * steps_here as f64 / stepping_seconds.max(1e-12),
+        mass_layer1_start: r.mass_layer1_start,
+        mass_layer1_end: comm.sum_f64(m1_end),
+        mass_layer2_start: r.mass_layer2_start,
+        mass_layer2_end: comm.sum_f64(m2_end),
+        restarted_from: resume.map(|r| r.step),
+        output_dir: s.output.dir.clone(),
+        hyperbolicity_fallbacks: fallbacks,
+        backend: backend.name().into(),
+        device: backend.describe(),
+        precision: backend.precision().into(),
+        threads: if backend.name() == "cpu" { rayon::current_num_threads() } else { 1 },
+        ranks: comm.size(),
+        exchange: (comm.size() > 1).then_some(opts.exchange),
+        phases: PhaseTimes::mean(&phases_per_rank),
+        phases_per_rank: if comm.size() > 1 { phases_per_rank } else { Vec::new() },
+        outputs: if write_vtk { outputs.len() + 1 } else { 0 },
+        state_checksum: format!("{checksum:016x}"),
+        kernels,
+        ..Default::default()
+    })
+}
+
+/// Used by `pycno run` to say where things went.
+pub fn describe_outputs(dir: &Path, name: &str) -> String {
+    format!("{}", dir.join(format!("{name}.pvd")).display())
+}

@@ -1,0 +1,168 @@
+//! Observers of the step loop (the callbacks of Trixi.jl): each does one job when the loop
+//! reaches a step or an output time, and the driver calls them in a fixed order. What they
+//! share (the series of frames, the run's running figures) lives in [`RunContext`].
+
+use super::part::RankPart;
+use crate::app::progress::Progress;
+use crate::app::PreparedMesh;
+use crate::comm::{agree, Comm};
+use crate::output::checkpoint::Meta;
+use crate::output::gauges::GaugeRecorder;
+use crate::output::series::{Piece, Series};
+use crate::scenario::Scenario;
+use crate::solver::Backend;
+use anyhow::{anyhow, bail, Result};
+
+/// Figures of the run so far that outlive a restart (checkpoints carry them).
+#[derive(Clone, Debug)]
+pub struct RunRecord {
+    pub dt_min: f64,
+    pub dt_max: f64,
+    pub mass_layer1_start: f64,
+    pub mass_layer2_start: f64,
+    /// Hyperbolicity fallbacks before this process started (a restart).
+    pub fallbacks_before: u64,
+    /// Seconds spent writing frames and gauges.
+    pub output_seconds: f64,
+}
+
+/// What every observer may read or add to.
+pub struct RunContext<'a> {
+    pub comm: &'a dyn Comm,
+    pub scenario: &'a Scenario,
+    pub pm: &'a PreparedMesh,
+    pub part: &'a RankPart,
+    pub piece: Piece<'a>,
+    pub series: Series,
+    pub record: RunRecord,
+    /// The checkpoint this run resumed, if any.
+    pub resume: Option<&'a Meta>,
+}
+
+/// A step the loop has just taken.
+#[derive(Clone, Copy, Debug)]
+pub struct StepDone {
+    pub step: u64,
+    pub time: f64,
+    pub dt: f64,
+}
+
+pub trait Observer {
+    /// Before the first step of a run that starts at t = 0 (not on a restart).
+    fn start(&mut self, _run: &mut RunContext, _b: &mut dyn Backend) -> Result<()> {
+        Ok(())
+    }
+    /// At output time number `index` (from 1), reached by step `step`.
+    fn output(
+        &mut self,
+        _run: &mut RunContext,
+        _b: &mut dyn Backend,
+        _index: usize,
+        _time: f64,
+        _step: u64,
+    ) -> Result<()> {
+        Ok(())
+    }
+    /// After every step, once its outputs are written.
+    fn step(&mut self, _run: &mut RunContext, _b: &mut dyn Backend, _done: StepDone) -> Result<()> {
+        Ok(())
+    }
+    /// After the loop, whatever its outcome.
+    fn finish(&mut self) {}
+}
+
+/// The VTK time series: frame 0 at the start, then one per output time.
+pub struct Frames;
+
+impl Observer for Frames {
+    fn start(&mut self, run: &mut RunContext, b: &mut dyn Backend) -> Result<()> {
+        let st = agree(run.comm, b.state())?;
+        run.series.write(run.comm, 0, 0.0, &run.piece, &st)
+    }
+    fn output(&mut self, run: &mut RunContext, b: &mut dyn Backend, index: usize, time: f64, _step: u64) -> Result<()> {
+        let st = agree(run.comm, b.state())?;
+        run.series.write(run.comm, index, time, &run.piece, &st)
+    }
+}
+
+/// `gauges.csv`: at the start, at every output time, and at every step its interval asks.
+pub struct Gauges {
+    recorder: GaugeRecorder,
+    /// The step recorded at an output time, so its step event does not record it again.
+    recorded: Option<u64>,
+}
+
+impl Gauges {
+    pub fn new(recorder: GaugeRecorder) -> Gauges {
+        Gauges { recorder, recorded: None }
+    }
+}
+
+impl Observer for Gauges {
+    fn start(&mut self, run: &mut RunContext, b: &mut dyn Backend) -> Result<()> {
+        let depth = &run.part.depth;
+        self.recorder.record(run.comm, b, 0, 0.0, &|l| depth[l])
+    }
+    fn output(&mut self, run: &mut RunContext, b: &mut dyn Backend, _index: usize, time: f64, step: u64) -> Result<()> {
+        let depth = &run.part.depth;
+        self.recorder.record(run.comm, b, step, time, &|l| depth[l])?;
+        self.recorded = Some(step);
+        Ok(())
+    }
+    fn step(&mut self, run: &mut RunContext, b: &mut dyn Backend, done: StepDone) -> Result<()> {
+        if self.recorded != Some(done.step) && self.recorder.due(done.time, false) {
+            let depth = &run.part.depth;
+            self.recorder.record(run.comm, b, done.step, done.time, &|l| depth[l])?;
+        }
+        Ok(())
+    }
+}
+
+/// The progress bar or log lines (rank 0).
+pub struct ProgressLine(pub Progress);
+
+impl Observer for ProgressLine {
+    fn step(&mut self, _run: &mut RunContext, _b: &mut dyn Backend, done: StepDone) -> Result<()> {
+        self.0.step(done.step, done.time, done.dt);
+        Ok(())
+    }
+    fn finish(&mut self) {
+        self.0.finish();
+    }
+}
+
+/// Failure injection for the tests, `VAR=RANK:STEP`: `PYCNO_FAULT` makes that rank fail with
+/// an error after that step (on that rank alone: the job must end, not hang); `PYCNO_KILL`
+/// makes it SIGKILL itself there (a node failure; a restart must recover).
+pub struct Faults {
+    fault: Option<(usize, u64)>,
+    kill: Option<(usize, u64)>,
+}
+
+impl Faults {
+    /// From the environment; `None` when neither variable is set.
+    pub fn from_env() -> Result<Option<Faults>> {
+        let (fault, kill) = (injected("PYCNO_FAULT")?, injected("PYCNO_KILL")?);
+        Ok((fault.is_some() || kill.is_some()).then_some(Faults { fault, kill }))
+    }
+}
+
+fn injected(var: &str) -> Result<Option<(usize, u64)>> {
+    let Ok(v) = std::env::var(var) else { return Ok(None) };
+    let parsed = v.split_once(':').and_then(|(r, s)| Some((r.parse().ok()?, s.parse().ok()?)));
+    parsed.map(Some).ok_or_else(|| anyhow!("{var}={v:?}: expected RANK:STEP, e.g. 1:5"))
+}
+
+impl Observer for Faults {
+    fn step(&mut self, run: &mut RunContext, _b: &mut dyn Backend, done: StepDone) -> Result<()> {
+        let me = (run.comm.rank(), done.step);
+        if self.fault == Some(me) {
+            bail!("injected fault after step {} (PYCNO_FAULT)", done.step);
+        }
+        if self.kill == Some(me) {
+            // SAFETY: plain libc calls; the process ends here, as on a node failure.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
+        Ok(())
+    }
+}

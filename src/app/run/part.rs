@@ -1,0 +1,149 @@
+//! This rank's part of a run and its backend: the submesh (read from a partition directory
+//! or made here), the owned cells' global ids, depth, area and mesh piece, and the backend
+//! of the chosen kind and precision over the rank's layout. The precision is decided here
+//! and goes no further: everything above sees a `dyn Backend`.
+
+use super::{BackendChoice, Precision, RunOptions, Setup};
+use crate::app::PreparedMesh;
+use crate::comm::{agree, Comm};
+use crate::mesh::Mesh;
+use crate::partition::{files, metis, submesh, Submesh};
+use crate::physics::Model;
+use crate::solver::cuda::{self, CudaBackend, CudaReal};
+use crate::solver::{Backend, CpuBackend, Layout};
+use anyhow::{bail, Context, Result};
+
+/// Resolve `auto`: CUDA when [`cuda::probe`] finds a device, else the CPU. `quiet` (ranks
+/// other than 0) logs nothing.
+pub fn choose_backend(choice: BackendChoice, quiet: bool) -> Result<BackendChoice> {
+    match choice {
+        BackendChoice::Cpu => Ok(BackendChoice::Cpu),
+        BackendChoice::Cuda => {
+            cuda::probe().context("--backend cuda: no usable GPU")?;
+            Ok(BackendChoice::Cuda)
+        }
+        BackendChoice::Auto => match cuda::probe() {
+            Ok(_) => Ok(BackendChoice::Cuda),
+            Err(e) => {
+                if !quiet {
+                    log::info!("no usable GPU ({e:#}); running on the CPU");
+                }
+                Ok(BackendChoice::Cpu)
+            }
+        },
+    }
+}
+
+/// This rank's cells: where its owned cells sit in the global mesh, and what output needs
+/// of them.
+pub struct RankPart {
+    /// Cells in the layout (owned and receive block).
+    pub layout_cells: usize,
+    /// Global id of each owned cell.
+    pub global: Vec<u32>,
+    /// The owned cells as a mesh of their own (several ranks); `None`: the whole mesh.
+    pub mesh: Option<Mesh>,
+    pub depth: Vec<f64>,
+    pub area: Vec<f64>,
+    /// The submesh (several ranks), for the halo exchange.
+    pub submesh: Option<Submesh>,
+}
+
+impl RankPart {
+    /// The whole mesh on one rank, or this rank's submesh of it.
+    pub fn new(pm: &PreparedMesh, depth: &[f64], submesh: Option<Submesh>) -> Result<RankPart> {
+        let Some(sub) = submesh else {
+            let n = pm.topo.num_cells();
+            return Ok(RankPart {
+                layout_cells: n,
+                global: (0..n as u32).collect(),
+                mesh: None,
+                depth: depth.to_vec(),
+                area: pm.topo.cell_area.clone(),
+                submesh: None,
+            });
+        };
+        let owned = |global: &[f64]| -> Result<Vec<f64>> {
+            let mut v = sub.gather(global)?;
+            v.truncate(sub.n_owned);
+            Ok(v)
+        };
+        Ok(RankPart {
+            layout_cells: sub.num_cells(),
+            global: sub.global_cell[..sub.n_owned].to_vec(),
+            mesh: Some(sub.owned_mesh(&pm.mesh)),
+            depth: owned(depth)?,
+            area: owned(&pm.topo.cell_area)?,
+            submesh: Some(sub),
+        })
+    }
+
+    /// The mesh this rank writes: its piece, or the whole mesh.
+    pub fn output_mesh<'a>(&'a self, pm: &'a PreparedMesh) -> &'a Mesh {
+        self.mesh.as_ref().unwrap_or(&pm.mesh)
+    }
+}
+
+/// This rank's submesh: read from `--partition DIR`, or made here (METIS on rank 0, the
+/// cell owners broadcast, every rank building the same submeshes). `None` on one rank
+/// without a partition directory: the whole mesh in global order.
+pub fn rank_submesh(opts: &RunOptions, pm: &PreparedMesh, comm: &dyn Comm) -> Result<Option<Submesh>> {
+    let (rank, size) = (comm.rank(), comm.size());
+    let fingerprint = pm.fingerprint();
+    if let Some(dir) = &opts.partition {
+        let m = files::read_manifest(dir)?;
+        if m.stats.ranks != size {
+            bail!(
+                "partition directory {} was made for {} ranks, but this run has {size}: start it with `mpirun -np {}`, or partition again with --ranks {size}",
+                dir.display(),
+                m.stats.ranks,
+                m.stats.ranks
+            );
+        }
+        return files::read_rank(dir, rank as u32, fingerprint, size as u32).map(Some);
+    }
+    if size == 1 {
+        return Ok(None);
+    }
+    if size > pm.topo.num_cells() {
+        bail!("{size} ranks for {} cells: at most one rank per cell", pm.topo.num_cells());
+    }
+    let mut owner = agree(comm, if comm.is_root() { metis::partition_cells(&pm.topo, size) } else { Ok(Vec::new()) })?;
+    comm.broadcast_u32(&mut owner);
+    let mut subs = submesh::build(&pm.topo, &owner, size, fingerprint)?;
+    Ok(Some(subs.swap_remove(rank)))
+}
+
+/// A backend of the chosen kind and precision over this rank's layout, built from the
+/// setup's global depth and state. `node_rank` picks the GPU: one rank per GPU, by
+/// node-local rank.
+pub fn make_backend(
+    choice: BackendChoice,
+    precision: Precision,
+    setup: &Setup,
+    part: &RankPart,
+    node_rank: usize,
+) -> Result<Box<dyn Backend>> {
+    match precision {
+        Precision::F32 => backend_in::<f32>(choice, setup, part, node_rank),
+        Precision::F64 => backend_in::<f64>(choice, setup, part, node_rank),
+    }
+}
+
+fn backend_in<T: CudaReal>(
+    choice: BackendChoice,
+    setup: &Setup,
+    part: &RankPart,
+    node_rank: usize,
+) -> Result<Box<dyn Backend>> {
+    let model = Model::<T>::new(&setup.scenario.physics)?;
+    let (topo, depth, state) = (&setup.pm.topo, setup.depth, setup.state);
+    let layout = match &part.submesh {
+        None => Layout::<T>::from_topology(topo, depth, state),
+        Some(sub) => sub.layout::<T>(topo, depth, state)?,
+    };
+    Ok(match choice {
+        BackendChoice::Cuda => Box::new(CudaBackend::new(model, &layout, node_rank % cuda::device_count()?.max(1))?),
+        _ => Box::new(CpuBackend::new(model, layout)?),
+    })
+}

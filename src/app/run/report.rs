@@ -1,0 +1,82 @@
+//! What a run reports at its end: the statistics, an order-independent checksum of the
+//! state, the layer masses, and the blow-up report when the state went unphysical.
+
+use super::observers::RunContext;
+use crate::comm::{agree, Comm};
+use crate::physics::CellState;
+use crate::solver::stepper::BlowUp;
+use crate::solver::Backend;
+use anyhow::anyhow;
+
+/// Mass of each layer: sum of thickness times area.
+pub fn layer_masses(state: &[CellState], area: &[f64]) -> (f64, f64) {
+    state.iter().zip(area).fold((0.0, 0.0), |(m1, m2), (s, a)| (m1 + s.h1 * a, m2 + s.h2 * a))
+}
+
+/// A fingerprint of the whole state that does not depend on how the cells are spread over
+/// ranks or ordered: the wrapping sum over cells of a hash of (global id, the bits of every
+/// state value). Runs whose final states agree bit for bit have the same checksum.
+pub fn state_checksum(global: &[u32], state: &[CellState]) -> u64 {
+    fn mix(mut z: u64) -> u64 {
+        // splitmix64's finalizer
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    state
+        .iter()
+        .zip(global)
+        .map(|(s, &g)| s.to_array().iter().fold(mix(g as u64), |h, x| mix(h ^ x.to_bits())))
+        .fold(0u64, u64::wrapping_add)
+}
+
+/// Turn a blow-up into a report that names the step, time, rank and the first bad cell (by
+/// its global id). Every rank holds the blow-up; the lowest rank with a bad cell reports.
+pub fn diagnose(e: anyhow::Error, b: &mut dyn Backend, run: &RunContext) -> anyhow::Error {
+    let Some(bu) = e.downcast_ref::<BlowUp>() else { return e };
+    let (comm, global) = (run.comm, &run.part.global);
+    let bu = format!("{bu}");
+    let (st, good) = match (b.state(), b.previous_state()) {
+        (Ok(st), Ok(good)) => (st, good),
+        (Err(read), _) | (_, Err(read)) => return read.context(format!("{bu}; reading the state back failed")),
+    };
+    let bad = |s: &CellState| !s.is_admissible();
+    let count = st.iter().filter(|s| bad(s)).count();
+    let total = comm.sum_u64(count as u64);
+    // The state before the bad update, with the cells that then went bad marked.
+    let marks: Vec<i32> = st.iter().map(|s| bad(s) as i32).collect();
+    let saved = match run.series.write_snapshot(comm, "blowup", &run.piece, &good, ("blew_up", &marks)) {
+        Ok(path) => format!(
+            "; the last good state, with the cells that went bad marked (cell array blew_up), is in {}",
+            path.display()
+        ),
+        Err(w) => format!("; writing the last good state failed: {w:#}"),
+    };
+    let local = match st.iter().position(bad) {
+        Some(c) => {
+            let s = st[c];
+            let g = global[c] as usize;
+            let p = run.pm.topo.cell_centroid[g];
+            let on_rank = if comm.size() > 1 { format!(" on rank {}", comm.rank()) } else { String::new() };
+            Err(anyhow!(
+                "{bu}: {total} cells went unphysical; first is cell {g}{on_rank} at (x = {}, y = {}): h1 = {}, h2 = {}, q1 = ({}, {}), q2 = ({}, {}){saved}",
+                p[0], p[1], s.h1, s.h2, s.q1[0], s.q1[1], s.q2[0], s.q2[1]
+            ))
+        }
+        None => Ok(()),
+    };
+    match agree(comm, local) {
+        Err(report) => report.context("run stopped"),
+        // No bad cell anywhere: the time step itself failed (zero or not finite).
+        Ok(()) => {
+            let r: anyhow::Result<()> = Err(anyhow!("{bu}: the time step became zero or not finite"));
+            let r = if comm.is_root() { r } else { Ok(()) };
+            agree(comm, r).err().unwrap_or(e).context("run stopped")
+        }
+    }
+}
+
+/// The largest of every rank's `x`.
+pub fn max_over_ranks(comm: &dyn Comm, x: f64) -> f64 {
+    comm.all_gather_f64(&[x]).into_iter().fold(0.0, f64::max)
+}
