@@ -7,19 +7,14 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-const BIN: &str = env!("CARGO_BIN_EXE_pycno");
+mod common;
+use common::cli::{expect_failure, expect_ok, pycno_np};
 
 /// Run `pycno ARGS` in `cwd`.
 fn pycno(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(cwd)
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("cannot start pycno")
+    pycno_np(0, Some(cwd), args, &[])
 }
 
 fn text(b: &[u8]) -> String {
@@ -28,33 +23,20 @@ fn text(b: &[u8]) -> String {
 
 /// Describe a finished command for assertion messages.
 fn show(args: &[&str], o: &Output) -> String {
-    format!(
-        "pycno {}\nexit: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        args.join(" "),
-        o.status.code(),
-        text(&o.stdout),
-        text(&o.stderr)
-    )
+    format!("pycno {}\n{}", args.join(" "), common::cli::text(o))
 }
 
 /// Run and require exit status 0.
 #[track_caller]
 fn ok(cwd: &Path, args: &[&str]) -> Output {
-    let o = pycno(cwd, args);
-    assert!(o.status.success(), "expected success\n{}", show(args, &o));
-    o
+    expect_ok(pycno(cwd, args))
 }
 
 /// Run and require a clean failure with exit status `code` (never a panic, 101); returns
 /// stderr.
 #[track_caller]
 fn fails(cwd: &Path, args: &[&str], code: i32) -> String {
-    let o = pycno(cwd, args);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(code), "wrong exit status\n{}", show(args, &o));
-    assert!(!err.contains("panicked"), "panicked\n{}", show(args, &o));
-    assert!(!err.trim().is_empty(), "failed without a message\n{}", show(args, &o));
-    err
+    expect_failure(&pycno(cwd, args), Some(code), &[])
 }
 
 #[track_caller]

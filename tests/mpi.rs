@@ -15,75 +15,15 @@ use pycno::app::scenario_mesh;
 use pycno::scenario::Scenario;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_pycno");
-/// No run here needs more than a few seconds; a hang fails the test at this bound.
-const LIMIT: Duration = Duration::from_secs(120);
+mod common;
+use common::cli::{expect_ok as ok, pycno_np, stats, text, BIN};
+
 const CELLS: &str = "3000";
 
-/// Run a command to completion or kill it at `LIMIT` (a test failure: a hang).
-fn run_bounded(mut cmd: Command) -> (Output, Duration) {
-    let start = Instant::now();
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("cannot start the command");
-    // Drain the pipes on threads so that a chatty child never blocks on a full pipe.
-    let mut so = child.stdout.take().unwrap();
-    let mut se = child.stderr.take().unwrap();
-    let out_t = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut so, &mut v).ok();
-        v
-    });
-    let err_t = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut se, &mut v).ok();
-        v
-    });
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("wait") {
-            break st;
-        }
-        if start.elapsed() > LIMIT {
-            child.kill().ok();
-            let _ = child.wait();
-            panic!("{cmd:?} did not finish within {LIMIT:?}: a hang");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let out = Output { status, stdout: out_t.join().unwrap(), stderr: err_t.join().unwrap() };
-    (out, start.elapsed())
-}
-
 fn mpirun(np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new("mpirun");
-    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", &np.to_string(), BIN]).args(args);
-    cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    // One CPU thread per rank: the ranks share this machine's few cores.
-    cmd.env("RAYON_NUM_THREADS", "1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let (out, took) = run_bounded(cmd);
-    eprintln!("mpirun -np {np} pycno {}: {:?} in {:.1} s", args.join(" "), out.status.code(), took.as_secs_f64());
-    out
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "--- stdout ---\n{}--- stderr ---\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn ok(o: Output) -> Output {
-    assert!(o.status.success(), "expected success:\n{}", text(&o));
-    o
-}
-
-fn stats(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap()
+    pycno_np(np, None, args, env)
 }
 
 fn run_args<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {

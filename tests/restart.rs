@@ -11,59 +11,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_pycno");
+mod common;
+use common::cli::{expect_failure, expect_ok as ok, pycno_np, stats, text, BIN};
 
 fn pycno(np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = if np == 0 {
-        Command::new(BIN)
-    } else {
-        let mut c = Command::new("mpirun");
-        c.args(["--allow-run-as-root", "--oversubscribe", "-np", &np.to_string(), BIN]);
-        c
-    };
-    cmd.args(args)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("RAYON_NUM_THREADS", "1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let start = Instant::now();
-    let out = cmd.output().expect("cannot start pycno");
-    eprintln!(
-        "{} pycno {}: {:?} in {:.1} s",
-        if np > 0 { format!("mpirun -np {np}") } else { String::new() },
-        args.join(" "),
-        out.status.code(),
-        start.elapsed().as_secs_f64()
-    );
-    out
+    pycno_np(np, None, args, env)
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "--- stdout ---\n{}--- stderr ---\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn ok(o: Output) -> Output {
-    assert!(o.status.success(), "expected success:\n{}", text(&o));
-    o
-}
-
+#[track_caller]
 fn fails(o: &Output, words: &[&str]) {
-    assert!(!o.status.success(), "expected a failure:\n{}", text(o));
-    let err = String::from_utf8_lossy(&o.stderr);
-    for w in words {
-        assert!(err.contains(w), "stderr lacks {w:?}:\n{}", text(o));
-    }
-    assert!(!err.contains("panicked"), "a panic:\n{}", text(o));
-}
-
-fn stats(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap()
+    expect_failure(o, None, words);
 }
 
 fn same_series(a: &Path, b: &Path) {

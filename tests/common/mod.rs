@@ -1,6 +1,8 @@
 //! Shared by the validation tests: run a scenario in memory on the CPU backend.
 #![allow(dead_code)]
 
+pub mod cli;
+
 use pycno::app::{scenario_mesh, PreparedMesh};
 use pycno::comm::Single;
 use pycno::physics::CellState;
