@@ -7,7 +7,8 @@
 #    with CI=true, `apt-get update` always runs first.
 # 2. Rust (cargo) through rustup when no cargo is found on PATH or in ~/.cargo/bin.
 # 3. A Python virtual environment at .venv/ (gitignored) with the packages the tests and
-#    tools use (vtk, numpy, matplotlib).  tools/test.sh and tools/demo.sh put .venv/bin
+#    tools use (vtk, numpy, matplotlib), and NVIDIA's NVRTC library (no GPU needed), with which
+#    the tests compile the CUDA kernels on machines without a GPU.  tools/test.sh and tools/demo.sh put .venv/bin
 #    first on PATH, so the `python3` the tests run is the venv's.
 #
 # Environment: PYCNO_PYTHON (default python3) is the interpreter the venv is made from.
@@ -20,7 +21,9 @@ VENV="$ROOT/.venv"
 # mpirun) and libclang, with which the mpi crate generates its bindings at build time.
 APT_PACKAGES=(build-essential pkg-config ca-certificates curl git python3 python3-venv python3-pip
     libopenmpi-dev openmpi-bin libclang-dev)
-PY_PACKAGES=(vtk numpy matplotlib)
+# nvidia-cuda-nvrtc: libnvrtc.so.13 for the CUDA 13 that cudarc is built for; tools/test.sh
+# puts it on LD_LIBRARY_PATH so that tests/kernels.rs compiles the kernels without a GPU.
+PY_PACKAGES=(vtk numpy matplotlib nvidia-cuda-nvrtc==13.0.88)
 # Oldest rustc the locked crates accept (nalgebra, wide); a warning only.
 RUST_MIN=1.89
 
@@ -162,8 +165,9 @@ STAMP="$VENV/.pycno-packages"
 want="${PY_PACKAGES[*]}"
 # Imports them all (a failed import fails it) and prints their versions.
 versions() {
-    "$PY" -c 'import vtk, numpy, matplotlib
-print(f"vtk {vtk.vtkVersion.GetVTKVersion()}, numpy {numpy.__version__}, matplotlib {matplotlib.__version__}")' 2>&1
+    "$PY" -c 'import vtk, numpy, matplotlib, glob, os, nvidia
+assert glob.glob(os.path.join(list(nvidia.__path__)[0], "cu13", "lib", "libnvrtc.so.13")), "no libnvrtc.so.13"
+print(f"vtk {vtk.vtkVersion.GetVTKVersion()}, numpy {numpy.__version__}, matplotlib {matplotlib.__version__}, NVRTC 13")' 2>&1
 }
 if have="$(versions)" &&
     { [ ${#PIP_USER[@]} -gt 0 ] || [ "$(cat "$STAMP" 2>/dev/null || true)" = "$want" ]; }; then

@@ -26,6 +26,13 @@ case " $* " in
 *) args+=(--no-fail-fast) ;;
 esac
 
+# NVRTC from the venv (tools/setup.sh), so that tests/kernels.rs compiles the CUDA kernels
+# on machines without a GPU; a machine with CUDA finds its own after it.
+nvrtc_dir="$(ls -d "$ROOT"/.venv/lib/python3*/site-packages/nvidia/cu13/lib 2>/dev/null | head -n 1 || true)"
+if [ -n "$nvrtc_dir" ]; then
+    export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$nvrtc_dir"
+fi
+
 echo "test: python3 is $(command -v python3); cargo test ${args[*]} $*"
 log="$(mktemp "${TMPDIR:-/tmp}/pycno-test.XXXXXX")"
 trap 'rm -f "$log"' EXIT

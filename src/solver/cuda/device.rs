@@ -62,32 +62,43 @@ pub fn device_count() -> Result<usize> {
 /// PTX of every kernel, both precisions, for one architecture, compiled once per process.
 fn ptx(arch: &str) -> Result<String> {
     static PTX: OnceLock<std::result::Result<(String, String), String>> = OnceLock::new();
-    let got = PTX.get_or_init(|| {
-        let src: String = KERNEL_SOURCES.iter().map(|(name, text)| format!("// ---- {name}\n{text}\n")).collect();
-        let mut options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()];
-        // For experiments and benchmarks of compiler flags (e.g. "--use_fast_math").
-        if let Ok(extra) = std::env::var("PYCNO_NVRTC_FLAGS") {
-            options.extend(extra.split_whitespace().map(String::from));
-        }
-        // Single precision divides and square roots to within 2 ulp instead of correctly
-        // rounded (float64 is unaffected): the edge kernel is 10-15% faster on an H200, and
-        // CPU/GPU agreement and every invariant test still hold (BENCHMARKS.md).
-        let opts = cudarc::nvrtc::CompileOptions {
-            options,
-            fmad: Some(true),
-            prec_div: Some(false),
-            prec_sqrt: Some(false),
-            ..Default::default()
-        };
-        cudarc::nvrtc::compile_ptx_with_opts(src, opts)
-            .map(|p| (arch.to_string(), p.to_src()))
-            .map_err(|e| format!("NVRTC could not compile the kernels: {e:?}"))
-    });
+    let got = PTX.get_or_init(|| compile_ptx(arch).map(|p| (arch.to_string(), p)).map_err(|e| format!("{e:#}")));
     match got {
         Ok((a, src)) if a == arch => Ok(src.clone()),
         Ok((a, _)) => bail!("kernels were compiled for {a}, not {arch}: one GPU architecture per process"),
         Err(e) => bail!("{e}"),
     }
+}
+
+/// Whether NVRTC can be loaded here (no GPU needed): the kernels can then be compiled, as
+/// the tests do on machines without a GPU.
+pub fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// Compile every kernel, both precisions, to PTX for `arch` (e.g. "sm_90"), with the flags a
+/// run uses. Needs NVRTC ([`nvrtc_present`]), not a GPU.
+pub fn compile_ptx(arch: &str) -> Result<String> {
+    let src: String = KERNEL_SOURCES.iter().map(|(name, text)| format!("// ---- {name}\n{text}\n")).collect();
+    let mut options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()];
+    // For experiments and benchmarks of compiler flags (e.g. "--use_fast_math").
+    if let Ok(extra) = std::env::var("PYCNO_NVRTC_FLAGS") {
+        options.extend(extra.split_whitespace().map(String::from));
+    }
+    // Single precision divides and square roots to within 2 ulp instead of correctly
+    // rounded (float64 is unaffected): the edge kernel is 10-15% faster on an H200, and
+    // CPU/GPU agreement and every invariant test still hold (BENCHMARKS.md).
+    let opts = cudarc::nvrtc::CompileOptions {
+        options,
+        fmad: Some(true),
+        prec_div: Some(false),
+        prec_sqrt: Some(false),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(src, opts)
+        .map(|p| p.to_src())
+        .map_err(|e| anyhow!("NVRTC could not compile the kernels: {e:?}"))
 }
 
 /// A context on device `ordinal` with the kernels loaded, and the device's name.

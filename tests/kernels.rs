@@ -1,0 +1,24 @@
+//! The CUDA kernels compile: NVRTC (which needs no GPU; `tools/setup.sh` installs it into
+//! the project's venv) compiles every kernel source for the GPUs pycno runs on, with the
+//! flags a run uses, and each kernel the backends and probes launch is in the PTX. This
+//! catches a broken kernel on any machine, CI included, before a GPU ever sees it.
+
+use pycno::solver::cuda::device::{compile_ptx, nvrtc_present, KERNEL_SOURCES};
+
+#[test]
+fn every_kernel_compiles_for_hopper_and_ampere() {
+    if !nvrtc_present() {
+        eprintln!("skipping: no NVRTC library (libnvrtc.so.13) found; tools/setup.sh installs one into .venv");
+        return;
+    }
+    for arch in ["sm_90", "sm_80"] {
+        let ptx = compile_ptx(arch).unwrap_or_else(|e| panic!("{arch}: {e:#}"));
+        for op in ["edge", "dt", "update", "probe_eigenvalues", "probe_flux", "probe_boundary", "probe_source"] {
+            for t in ["f32", "f64"] {
+                let entry = format!(".entry {op}_{t}(");
+                assert!(ptx.contains(&entry), "{arch}: no kernel {op}_{t} in the PTX");
+            }
+        }
+        eprintln!("{arch}: {} bytes of PTX from {} sources", ptx.len(), KERNEL_SOURCES.len());
+    }
+}
