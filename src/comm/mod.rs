@@ -1,5 +1,8 @@
-//! The collective operations a run needs, on one process ([`Single`]) or over MPI
-//! ([`mpi::MpiComm`]). The halo exchange built on them is `solver::exchange`.
+//! What ranks say to each other: the collective operations a run needs and point-to-point
+//! messages ([`Messages`]), on one process ([`Single`]), over MPI ([`mpi::MpiComm`]), or
+//! between threads of one process ([`threads::ThreadComm`], which lets the tests run the
+//! real halo exchange without `mpirun`). The halo exchange built on them is
+//! `solver::exchange`.
 //!
 //! Failure policy: a step that every rank takes together (reading the scenario, building the
 //! mesh, reading a partition file, writing an output frame) ends with [`agree`], so that a
@@ -9,6 +12,7 @@
 //! no rank is ever left waiting in a collective.
 
 pub mod mpi;
+pub mod threads;
 
 use anyhow::Result;
 
@@ -30,10 +34,28 @@ pub trait Comm {
     fn is_root(&self) -> bool {
         self.rank() == 0
     }
-    /// The MPI communicator, for the halo exchange.
-    fn as_mpi(&self) -> Option<&mpi::MpiComm> {
+    /// Point-to-point messages between the ranks (none on one process).
+    fn messages(&self) -> Option<&dyn Messages> {
         None
     }
+}
+
+/// A message to send: (destination rank, tag, bytes).
+pub type Outgoing<'a> = (usize, i32, &'a [u8]);
+/// A message to receive: (source rank, tag, the buffer it fills exactly).
+pub type Incoming<'a> = (usize, i32, &'a mut [u8]);
+
+/// Non-blocking point-to-point messages, as the halo exchange uses them: post every receive
+/// and send, do `work` while they travel (calling the `progress` it is given between chunks
+/// of work, so that a transport that moves messages only inside its own calls, like Open
+/// MPI's rendezvous protocol, keeps them moving), then wait for all of them.
+pub trait Messages {
+    fn exchange(
+        &self,
+        sends: &[Outgoing],
+        recvs: &mut [Incoming],
+        work: &mut dyn FnMut(&mut dyn FnMut()) -> Result<()>,
+    ) -> Result<()>;
 }
 
 /// A run on one process.

@@ -2,7 +2,8 @@
 //! was launched by an MPI launcher ([`launched_by_mpi`]), so a plain `pycno run` never pays
 //! for (or depends on) a working MPI runtime.
 
-use super::Comm;
+use super::{Comm, Incoming, Messages, Outgoing};
+use anyhow::Result;
 use mpi::collective::SystemOperation;
 use mpi::environment::Universe;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -91,7 +92,34 @@ impl Comm for MpiComm {
     fn node_rank(&self) -> (usize, usize) {
         (self.node_rank, self.node_size)
     }
-    fn as_mpi(&self) -> Option<&MpiComm> {
+    fn messages(&self) -> Option<&dyn Messages> {
         Some(self)
+    }
+}
+
+impl Messages for MpiComm {
+    fn exchange(
+        &self,
+        sends: &[Outgoing],
+        recvs: &mut [Incoming],
+        work: &mut dyn FnMut(&mut dyn FnMut()) -> Result<()>,
+    ) -> Result<()> {
+        let world = &self.world;
+        let mut result = Ok(());
+        mpi::request::multiple_scope(sends.len() + recvs.len(), |scope, coll| {
+            for (from, tag, buf) in recvs.iter_mut() {
+                coll.add(world.process_at_rank(*from as i32).immediate_receive_into_with_tag(scope, &mut **buf, *tag));
+            }
+            for (to, tag, buf) in sends {
+                coll.add(world.process_at_rank(*to as i32).immediate_send_with_tag(scope, *buf, *tag));
+            }
+            let mut done = Vec::new();
+            result = work(&mut || {
+                coll.test_all(&mut done);
+            });
+            let mut done = Vec::new();
+            coll.wait_all(&mut done);
+        });
+        result
     }
 }

@@ -16,10 +16,9 @@
 //! from `--profile`).
 
 use super::Backend;
-use crate::comm::mpi::MpiComm;
+use crate::comm::Messages;
 use anyhow::Result;
 use clap::ValueEnum;
-use mpi::traits::*;
 use serde::Serialize;
 use std::ops::Range;
 use std::time::Instant;
@@ -142,8 +141,8 @@ fn as_bytes_mut(w: &mut [u64], len: usize) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut u8, len) }
 }
 
-pub struct MpiHalo<'c> {
-    comm: &'c MpiComm,
+pub struct Halo<'c> {
+    messages: &'c dyn Messages,
     mode: ExchangeMode,
     plan: HaloPlan,
     cell_bytes: usize,
@@ -154,8 +153,8 @@ pub struct MpiHalo<'c> {
     gathered: Vec<Option<[Vec<u64>; 2]>>,
 }
 
-impl<'c> MpiHalo<'c> {
-    pub fn new(comm: &'c MpiComm, mode: ExchangeMode, plan: HaloPlan, cell_bytes: usize) -> MpiHalo<'c> {
+impl<'c> Halo<'c> {
+    pub fn new(messages: &'c dyn Messages, mode: ExchangeMode, plan: HaloPlan, cell_bytes: usize) -> Halo<'c> {
         let ns = plan.send_block.len() * cell_bytes;
         let nr = plan.receive_block.len() * cell_bytes;
         let gathered = plan
@@ -168,7 +167,7 @@ impl<'c> MpiHalo<'c> {
                 })
             })
             .collect();
-        MpiHalo { comm, mode, plan, cell_bytes, send: [words(ns), words(ns)], recv: [words(nr), words(nr)], gathered }
+        Halo { messages, mode, plan, cell_bytes, send: [words(ns), words(ns)], recv: [words(nr), words(nr)], gathered }
     }
 
     /// Take the send block copied to the host, and gather for fallback destinations.
@@ -196,7 +195,7 @@ impl<'c> MpiHalo<'c> {
     }
 }
 
-impl EdgePass for MpiHalo<'_> {
+impl EdgePass for Halo<'_> {
     fn edge_pass(&mut self, b: &mut dyn Backend, t: f64, phases: &mut PhaseTimes) -> Result<()> {
         let overlap = self.mode == ExchangeMode::Overlap;
         let (nl, ne) = (b.num_local_edges(), b.num_edges());
@@ -215,59 +214,53 @@ impl EdgePass for MpiHalo<'_> {
         phases.edges_interior += launched;
 
         let cb = self.cell_bytes;
-        let world = self.comm.world();
-        let MpiHalo { plan, send, recv, gathered, .. } = self;
+        let Halo { messages, plan, send, recv, gathered, .. } = self;
         let (sb, rb) = (plan.send_block.clone(), plan.receive_block.clone());
-        let mut interior: Result<f64> = Ok(0.0);
-        let clock = Instant::now();
-        mpi::request::multiple_scope(4 * (plan.sends.len() + plan.recvs.len()), |scope, coll| {
-            let [r1, r2] = recv;
-            let (mut r1, mut r2) = (as_bytes_mut(r1, rb.len() * cb), as_bytes_mut(r2, rb.len() * cb));
-            for (rank, cells) in &plan.recvs {
-                let n = cells.len() * cb;
-                let (a, rest) = std::mem::take(&mut r1).split_at_mut(n);
-                r1 = rest;
-                let (c, rest) = std::mem::take(&mut r2).split_at_mut(n);
-                r2 = rest;
-                let from = world.process_at_rank(*rank);
-                coll.add(from.immediate_receive_into_with_tag(scope, a, TAG_LAYER1));
-                coll.add(from.immediate_receive_into_with_tag(scope, c, TAG_LAYER2));
-            }
-            let n = sb.len() * cb;
-            let (s1, s2) = (as_bytes(&send[0], n), as_bytes(&send[1], n));
-            for ((rank, runs), g) in plan.sends.iter().zip(gathered.iter()) {
-                let (a, c): (&[u8], &[u8]) = match g {
-                    Some([g1, g2]) => (as_bytes(g1, 8 * g1.len()), as_bytes(g2, 8 * g2.len())),
-                    None => {
-                        let r = (runs[0].start - sb.start) * cb..(runs[0].end - sb.start) * cb;
-                        (&s1[r.clone()], &s2[r])
-                    }
-                };
-                let len = runs.iter().map(|r| r.len()).sum::<usize>() * cb;
-                let to = world.process_at_rank(*rank);
-                coll.add(to.immediate_send_with_tag(scope, &a[..len], TAG_LAYER1));
-                coll.add(to.immediate_send_with_tag(scope, &c[..len], TAG_LAYER2));
-            }
-            if overlap && !queued {
-                // Poll between chunks so that the messages move while the cores compute.
-                let start = Instant::now();
-                let mut done = Vec::new();
-                let mut r = Ok(());
-                for lo in (0..nl).step_by(POLL_CHUNK) {
-                    r = b.process_edges(lo..(lo + POLL_CHUNK).min(nl), t);
-                    if r.is_err() {
-                        break;
-                    }
-                    coll.test_all(&mut done);
+        // The receive block, split by source in the order the plan lists them.
+        let [r1, r2] = recv;
+        let (mut r1, mut r2) = (as_bytes_mut(r1, rb.len() * cb), as_bytes_mut(r2, rb.len() * cb));
+        let mut incoming = Vec::with_capacity(2 * plan.recvs.len());
+        for (rank, cells) in &plan.recvs {
+            let n = cells.len() * cb;
+            let (a, rest) = std::mem::take(&mut r1).split_at_mut(n);
+            r1 = rest;
+            let (c, rest) = std::mem::take(&mut r2).split_at_mut(n);
+            r2 = rest;
+            incoming.push((*rank as usize, TAG_LAYER1, a));
+            incoming.push((*rank as usize, TAG_LAYER2, c));
+        }
+        // One slice of the send block per destination (its gather for fallback ones).
+        let n = sb.len() * cb;
+        let (s1, s2) = (as_bytes(&send[0], n), as_bytes(&send[1], n));
+        let mut outgoing = Vec::with_capacity(2 * plan.sends.len());
+        for ((rank, runs), g) in plan.sends.iter().zip(gathered.iter()) {
+            let (a, c): (&[u8], &[u8]) = match g {
+                Some([g1, g2]) => (as_bytes(g1, 8 * g1.len()), as_bytes(g2, 8 * g2.len())),
+                None => {
+                    let r = (runs[0].start - sb.start) * cb..(runs[0].end - sb.start) * cb;
+                    (&s1[r.clone()], &s2[r])
                 }
-                interior = r.map(|_| start.elapsed().as_secs_f64());
+            };
+            let len = runs.iter().map(|r| r.len()).sum::<usize>() * cb;
+            outgoing.push((*rank as usize, TAG_LAYER1, &a[..len]));
+            outgoing.push((*rank as usize, TAG_LAYER2, &c[..len]));
+        }
+        let clock = Instant::now();
+        let mut interior = 0.0;
+        messages.exchange(&outgoing, &mut incoming, &mut |progress| {
+            if overlap && !queued {
+                // Let the messages move between chunks while the cores compute.
+                let start = Instant::now();
+                for lo in (0..nl).step_by(POLL_CHUNK) {
+                    b.process_edges(lo..(lo + POLL_CHUNK).min(nl), t)?;
+                    progress();
+                }
+                interior = start.elapsed().as_secs_f64();
             }
-            let mut done = Vec::new();
-            coll.wait_all(&mut done);
-        });
-        let edges = interior?;
-        phases.edges_interior += edges;
-        phases.exchange += clock.elapsed().as_secs_f64() - edges;
+            Ok(())
+        })?;
+        phases.edges_interior += interior;
+        phases.exchange += clock.elapsed().as_secs_f64() - interior;
 
         let clock = Instant::now();
         let n = rb.len() * cb;

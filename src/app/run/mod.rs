@@ -19,7 +19,7 @@ use crate::output::gauges::GaugeRecorder;
 use crate::output::series::{Piece, Series};
 use crate::physics::CellState;
 use crate::scenario::{initial, Scenario};
-use crate::solver::exchange::{AllEdges, EdgePass, ExchangeMode, MpiHalo, PhaseTimes};
+use crate::solver::exchange::{AllEdges, EdgePass, ExchangeMode, Halo, PhaseTimes};
 use crate::solver::layout::kernel_bytes;
 use crate::solver::stepper::{step_loop_with, Event, Schedule};
 use crate::util::atomic::write_bytes_atomic;
@@ -228,9 +228,9 @@ pub fn simulate(
     if opts.kernel_timing {
         backend.enable_kernel_timing();
     }
-    let mut edges: Box<dyn EdgePass + '_> = match (&part.submesh, comm.as_mpi()) {
-        (Some(sub), Some(mpi)) if comm.size() > 1 => {
-            Box::new(MpiHalo::new(mpi, opts.exchange, sub.halo_plan(), backend.cell_bytes()))
+    let mut edges: Box<dyn EdgePass + '_> = match (&part.submesh, comm.messages()) {
+        (Some(sub), Some(messages)) if comm.size() > 1 => {
+            Box::new(Halo::new(messages, opts.exchange, sub.halo_plan(), backend.cell_bytes()))
         }
         _ => Box::new(AllEdges),
     };

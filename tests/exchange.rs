@@ -1,0 +1,125 @@
+//! The halo exchange and the multi-rank step loop without `mpirun`: N ranks as N threads
+//! of this process (`comm::threads::ThreadComm`), each running the real run driver
+//! (`app::run::simulate`) on its submesh with the real exchange (`solver::exchange::Halo`,
+//! both Algorithm 1 and Algorithm 2 of de la Asunción et al. 2012), must end in the state of
+//! the one-rank run, bit for bit (the runs' `state_checksum`s are equal).
+
+use pycno::app::run::{simulate, BackendChoice, Precision, RunOptions, Setup};
+use pycno::app::{scenario_mesh, PreparedMesh};
+use pycno::comm::threads::ThreadComm;
+use pycno::comm::{Comm, Single};
+use pycno::partition::{metis, submesh};
+use pycno::physics::CellState;
+use pycno::scenario::{initial, Scenario};
+use pycno::solver::exchange::ExchangeMode;
+
+struct Case {
+    s: Scenario,
+    pm: PreparedMesh,
+    depth: Vec<f64>,
+    state: Vec<CellState>,
+}
+
+fn case(cells: u64, t_end: f64) -> Case {
+    let mut s = Scenario::paper_benchmark(cells);
+    s.time.end = t_end;
+    let pm = scenario_mesh(&s).unwrap();
+    let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
+    Case { s, pm, depth, state }
+}
+
+fn options(precision: Precision, exchange: ExchangeMode) -> RunOptions {
+    RunOptions { no_vtk: true, quiet: true, precision, exchange, backend: BackendChoice::Cpu, ..Default::default() }
+}
+
+/// The run on `owner.len()` cells split by `owner` over `ranks` threads: every rank's
+/// checksum (they agree) and steps.
+fn threaded(c: &Case, owner: &[u32], ranks: usize, opts: &RunOptions) -> (String, u64, usize) {
+    let subs = submesh::build(&c.pm.topo, owner, ranks, c.pm.fingerprint()).unwrap();
+    let gathers = subs.iter().flat_map(|s| &s.sends).filter(|d| d.runs.len() != 1).count();
+    let comms = ThreadComm::group(ranks);
+    let setup = Setup { scenario: &c.s, pm: &c.pm, depth: &c.depth, state: &c.state, resume: None };
+    let results: Vec<(String, u64)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = comms
+            .into_iter()
+            .zip(subs)
+            .map(|(comm, sub)| {
+                let setup = &setup;
+                scope.spawn(move || {
+                    let st = simulate(setup, opts, BackendChoice::Cpu, &comm as &dyn Comm, Some(sub)).unwrap();
+                    (st.state_checksum, st.steps)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a rank panicked")).collect()
+    });
+    assert!(results.windows(2).all(|w| w[0] == w[1]), "ranks disagree: {results:?}");
+    let (sum, steps) = results.into_iter().next().unwrap();
+    (sum, steps, gathers)
+}
+
+#[test]
+fn thread_ranks_equal_one_rank_bit_for_bit() {
+    let c = case(3000, 0.2);
+    for precision in [Precision::F32, Precision::F64] {
+        let one = simulate(
+            &Setup { scenario: &c.s, pm: &c.pm, depth: &c.depth, state: &c.state, resume: None },
+            &options(precision, ExchangeMode::Overlap),
+            BackendChoice::Cpu,
+            &Single,
+            None,
+        )
+        .unwrap();
+        assert!(one.steps > 10, "too short a run to test anything: {} steps", one.steps);
+        let mut total_gathers = 0;
+        for ranks in [2usize, 3, 4, 7] {
+            let metis = metis::partition_cells(&c.pm.topo, ranks).unwrap();
+            // Diagonal stripes: many ranks meet at many cells, so some destinations need the
+            // gather fallback of the pair ordering.
+            let stripe =
+                |p: &[f64; 2]| ((((p[0] + 5.0) * 3.0) as i64 + ((p[1] + 5.0) * 2.0) as i64) % ranks as i64) as u32;
+            let striped: Vec<u32> = c.pm.topo.cell_centroid.iter().map(stripe).collect();
+            for (name, owner) in [("METIS", &metis), ("striped", &striped)] {
+                for mode in [ExchangeMode::Overlap, ExchangeMode::Blocking] {
+                    let (sum, steps, gathers) = threaded(&c, owner, ranks, &options(precision, mode));
+                    eprintln!("{precision:?} {ranks} ranks {name} {mode:?}: {steps} steps, {gathers} gathered destinations, checksum {sum}");
+                    total_gathers += gathers;
+                    assert_eq!(steps, one.steps, "{precision:?}, {ranks} ranks, {name}, {mode:?}: steps");
+                    assert_eq!(
+                        sum, one.state_checksum,
+                        "{precision:?}, {ranks} ranks, {name}, {mode:?}: state differs"
+                    );
+                }
+            }
+        }
+        assert!(total_gathers > 0, "no partition needed the gather fallback: it went untested");
+    }
+}
+
+#[test]
+fn a_wrong_exchange_is_caught() {
+    // The comparison above can fail: with every receive block left stale (no exchange at
+    // all: each rank runs its part as if alone), the state is not the one-rank state.
+    let c = case(3000, 0.2);
+    let one = simulate(
+        &Setup { scenario: &c.s, pm: &c.pm, depth: &c.depth, state: &c.state, resume: None },
+        &options(Precision::F64, ExchangeMode::Overlap),
+        BackendChoice::Cpu,
+        &Single,
+        None,
+    )
+    .unwrap();
+    let owner = metis::partition_cells(&c.pm.topo, 2).unwrap();
+    let subs = submesh::build(&c.pm.topo, &owner, 2, c.pm.fingerprint()).unwrap();
+    let setup = Setup { scenario: &c.s, pm: &c.pm, depth: &c.depth, state: &c.state, resume: None };
+    // Single as the communicator: each rank's submesh steps alone, its receive block frozen.
+    // Each run's checksum covers its owned cells; their wrapping sum is the whole state's.
+    let total = subs
+        .into_iter()
+        .map(|sub| {
+            simulate(&setup, &options(Precision::F64, ExchangeMode::Overlap), BackendChoice::Cpu, &Single, Some(sub))
+        })
+        .map(|r| u64::from_str_radix(&r.unwrap().state_checksum, 16).unwrap())
+        .fold(0u64, u64::wrapping_add);
+    assert_ne!(format!("{total:016x}"), one.state_checksum, "a frozen halo gave the one-rank state");
+}
