@@ -62,7 +62,8 @@ fn agreement<T: CudaReal>(tol_h: f64, tol_q: f64) {
     let mut s = Scenario::paper_benchmark(16040);
     s.time.end = 0.1;
     let (cpu, gpu, _, area, fc, fg) = run_both::<T>(&s, 1000);
-    let fields: [(&str, fn(&CellState) -> f64, f64); 6] = [
+    type Field = (&'static str, fn(&CellState) -> f64, f64);
+    let fields: [Field; 6] = [
         ("h1", |c| c.h1, tol_h),
         ("h2", |c| c.h2, tol_h),
         ("q1x", |c| c.q1[0], tol_q),

@@ -170,7 +170,7 @@ fn wall_flux_mass_is_exactly_zero() {
             q2: [(6.0 * rnd() - 3.0) as f32, (6.0 * rnd() - 3.0) as f32],
             depth: 5.0,
         };
-        let a = 6.283 * rnd();
+        let a = std::f64::consts::TAU * rnd();
         let n = [a.cos() as f32, a.sin() as f32];
         let f = boundary_flux(&p, &Boundary::wall(), &w, n, 0.0);
         assert_eq!((f.i[0], f.i[3]), (0.0, 0.0), "mass through a wall for {w:?}");

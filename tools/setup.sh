@@ -114,6 +114,15 @@ if ! command -v cargo >/dev/null 2>&1; then
     fi
     command -v cargo >/dev/null 2>&1 || die "cargo is still not on PATH after installing Rust"
 fi
+# rustfmt and clippy: tools/test.sh checks the formatting and the lints.
+if command -v rustup >/dev/null 2>&1; then
+    for c in rustfmt clippy; do
+        if ! rustup component list --installed 2>/dev/null | grep -q "^$c"; then
+            say "rust: rustup component add $c"
+            quiet "rustup component add $c" rustup component add "$c"
+        fi
+    done
+fi
 rustc_version="$(rustc --version 2>/dev/null | awk '{print $2}')"
 say "rust: $(cargo --version) (rustc ${rustc_version:-not found})"
 if [ -n "$rustc_version" ] &&

@@ -6,9 +6,11 @@
 #   tools/test.sh --test cli         # one test target
 #
 # Runs tools/setup.sh, puts the project's .venv first on PATH (the VTK read-back test runs
-# `python3` and needs the `vtk` package there), then `cargo test --workspace --no-fail-fast`,
-# prints one closing line over all test binaries (`total: N passed, N failed, N skipped`)
-# and exits with cargo's exit code.
+# `python3` and needs the `vtk` package there), checks the formatting (`cargo fmt --check`)
+# and the lints (`cargo clippy --all-targets -- -D warnings`), then runs
+# `cargo test --workspace --no-fail-fast`, prints one closing line over all test binaries
+# (`total: N passed, N failed, N skipped`) and exits non-zero if the tests, the formatting or
+# the lints failed. PYCNO_NO_LINT=1 skips the two checks (for quick local runs).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,6 +33,20 @@ esac
 nvrtc_dir="$(ls -d "$ROOT"/.venv/lib/python3*/site-packages/nvidia/cu13/lib 2>/dev/null | head -n 1 || true)"
 if [ -n "$nvrtc_dir" ]; then
     export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$nvrtc_dir"
+fi
+
+lint=0
+if [ "${PYCNO_NO_LINT:-}" != 1 ]; then
+    echo "test: cargo fmt --check"
+    if ! cargo fmt --all -- --check; then
+        echo "test: FAILED: the code is not formatted; run cargo fmt" >&2
+        lint=1
+    fi
+    echo "test: cargo clippy --all-targets -- -D warnings"
+    if ! cargo clippy --all-targets --quiet -- -D warnings; then
+        echo "test: FAILED: clippy warnings (above)" >&2
+        lint=1
+    fi
 fi
 
 echo "test: python3 is $(command -v python3); cargo test ${args[*]} $*"
@@ -56,5 +72,9 @@ if grep -q '^test result:' "$log"; then
     echo "total: $passed passed, $failed failed, $ignored skipped"
 else
     echo "test: cargo test exited $status and ran no test binary"
+fi
+if [ "$status" -eq 0 ] && [ "$lint" -ne 0 ]; then
+    echo "test: the tests passed, but the formatting or lint check failed (see above)"
+    status=1
 fi
 exit "$status"

@@ -8,14 +8,16 @@ use anyhow::{bail, Result};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Barrier, Condvar, Mutex};
 
+/// Messages in flight by (from, to, tag), in the order they were sent.
+type Mailboxes = HashMap<(usize, usize, i32), VecDeque<Vec<u8>>>;
+
 struct Shared {
     size: usize,
     barrier: Barrier,
     /// One slot per rank for the collectives' contributions.
     slots: Mutex<Vec<Vec<f64>>>,
     words: Mutex<Vec<u32>>,
-    /// Messages in flight by (from, to, tag), in the order they were sent.
-    mail: Mutex<HashMap<(usize, usize, i32), VecDeque<Vec<u8>>>>,
+    mail: Mutex<Mailboxes>,
     arrived: Condvar,
 }
 

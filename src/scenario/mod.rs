@@ -255,7 +255,7 @@ impl Scenario {
         }
         if let Some(ts) = &t.output_times {
             for (k, w) in ts.windows(2).enumerate() {
-                if !(w[1] > w[0]) {
+                if w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater) {
                     bail!("time.output_times[{}]: expected increasing times, found {} after {}", k + 1, w[1], w[0]);
                 }
             }

@@ -116,7 +116,7 @@ impl Checkpoints {
 
     /// Whether to write one after `step` (the same answer on every rank).
     fn due(&self, comm: &dyn Comm, step: u64) -> bool {
-        let by_steps = self.every.is_some_and(|k| step % k == 0);
+        let by_steps = self.every.is_some_and(|k| step.is_multiple_of(k));
         let by_clock = self.seconds.is_some_and(|t| {
             // Rank 0's clock decides for everyone.
             let mine = comm.is_root() && self.last.elapsed().as_secs_f64() >= t;

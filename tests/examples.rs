@@ -1,0 +1,191 @@
+//! Every example scenario in `meshes/scenarios/` is also a regression test (the elixir
+//! tests of Trixi.jl): it runs to its end time and the area-weighted L1 norm and the
+//! L-infinity norm of h1, h2 and the four momenta must match the stored ones in
+//! `tests/data/example_norms.json`, in float64 and float32.
+//!
+//! One test body runs on every backend (candle's `test_device!`): `cpu` always, `cuda`
+//! where a GPU is usable (it prints why it skips otherwise). The CPU is deterministic on
+//! any x86-64 machine, so its tolerance is tight; the GPU fuses multiply-adds and divides
+//! faster in float32, so its results differ by rounding that grows over the run, and its
+//! tolerance says how much.
+//!
+//! After an intended change of the scheme, store the new norms with
+//! `PYCNO_BLESS=1 cargo test --release --test examples cpu` and say why in the commit.
+
+use pycno::app::run::part::{make_backend, RankPart};
+use pycno::app::run::{BackendChoice, Precision, Setup};
+use pycno::app::scenario_mesh;
+use pycno::comm::Single;
+use pycno::physics::state::STATE_NAMES as FIELDS;
+use pycno::physics::CellState;
+use pycno::scenario::{initial, Scenario};
+use pycno::solver::stepper::{step_loop, Schedule};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// The repository: where this test was built, or `PYCNO_ROOT` (a bundled test binary run on
+/// another machine, see tools/gpu-test.sh).
+fn root() -> PathBuf {
+    std::env::var_os("PYCNO_ROOT").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+fn norms_file() -> PathBuf {
+    root().join("tests/data/example_norms.json")
+}
+
+fn examples() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("meshes/scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// (L1 area-weighted mean of |x|, max |x|) per field.
+fn norms(state: &[CellState], area: &[f64]) -> Vec<[f64; 2]> {
+    let total: f64 = area.iter().sum();
+    (0..6)
+        .map(|k| {
+            let (mut l1, mut linf) = (0.0f64, 0.0f64);
+            for (s, a) in state.iter().zip(area) {
+                let x = s.to_array()[k].abs();
+                l1 += x * a;
+                linf = linf.max(x);
+            }
+            [l1 / total, linf]
+        })
+        .collect()
+}
+
+/// Run the example at `path` to its end on `device` in `precision`: its norms and steps.
+fn run_example(path: &Path, device: BackendChoice, precision: Precision) -> (Vec<[f64; 2]>, u64) {
+    let s = Scenario::from_file(path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+    let pm = scenario_mesh(&s).unwrap();
+    let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
+    let setup = Setup { scenario: &s, pm: &pm, depth: &depth, state: &state, resume: None };
+    let part = RankPart::new(&pm, &depth, None).unwrap();
+    let mut b = make_backend(device, precision, &setup, &part, 0).unwrap();
+    let plan = Schedule {
+        t_start: 0.0,
+        t_end: s.time.end,
+        gamma: s.physics.gamma,
+        outputs: &[],
+        first_output_index: 1,
+        max_steps: None,
+        first_step: 0,
+    };
+    let ls = step_loop(b.as_mut(), &Single, &plan, &mut |_, _| Ok(())).unwrap();
+    (norms(&b.state().unwrap(), &pm.topo.cell_area), ls.steps)
+}
+
+/// Relative tolerance against the largest stored norm of the example.
+fn tolerance(device: BackendChoice, precision: Precision) -> f64 {
+    match (device, precision) {
+        (BackendChoice::Cuda, Precision::F32) => 2e-3,
+        (BackendChoice::Cuda, _) => 1e-8,
+        (_, Precision::F32) => 1e-6,
+        _ => 1e-12,
+    }
+}
+
+fn check_all(device: BackendChoice) {
+    let bless = std::env::var_os("PYCNO_BLESS").is_some() && device == BackendChoice::Cpu;
+    let stored: Value = if bless {
+        json!({})
+    } else {
+        let text = std::fs::read_to_string(norms_file()).expect("tests/data/example_norms.json");
+        serde_json::from_str(&text).unwrap()
+    };
+    let mut fresh = serde_json::Map::new();
+    let mut failures = Vec::new();
+    for path in examples() {
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let mut per = serde_json::Map::new();
+        for precision in [Precision::F64, Precision::F32] {
+            let (got, steps) = run_example(&path, device, precision);
+            let p = precision.name();
+            per.insert(
+                p.into(),
+                json!({"steps": steps, "norms": FIELDS.iter().zip(&got).map(|(f, n)| (f.to_string(), json!(n))).collect::<serde_json::Map<_, _>>()}),
+            );
+            if bless {
+                continue;
+            }
+            let want = &stored[&name][p];
+            assert!(!want.is_null(), "{name} {p}: no stored norms (run with PYCNO_BLESS=1 to store them)");
+            let want_n: Vec<[f64; 2]> = FIELDS
+                .iter()
+                .map(|f| {
+                    let v = &want["norms"][*f];
+                    [v[0].as_f64().unwrap(), v[1].as_f64().unwrap()]
+                })
+                .collect();
+            let scale = want_n.iter().map(|n| n[1]).fold(0.0, f64::max);
+            let tol = tolerance(device, precision);
+            let mut worst = 0.0f64;
+            for (f, (g, w)) in FIELDS.iter().zip(got.iter().zip(&want_n)) {
+                for k in 0..2 {
+                    let err = (g[k] - w[k]).abs() / scale;
+                    worst = worst.max(err);
+                    if err > tol {
+                        failures.push(format!(
+                            "{name} {p} on {device:?}: {} of {f} is {:.15e}, stored {:.15e} (error {err:.2e} of the largest norm, tolerance {tol:.0e})",
+                            ["L1", "Linf"][k],
+                            g[k],
+                            w[k]
+                        ));
+                    }
+                }
+            }
+            eprintln!(
+                "{name} {p} on {device:?}: {steps} steps, largest norm difference {worst:.2e} (tolerance {tol:.0e})"
+            );
+        }
+        fresh.insert(name, Value::Object(per));
+    }
+    if bless {
+        std::fs::create_dir_all(norms_file().parent().unwrap()).unwrap();
+        std::fs::write(norms_file(), serde_json::to_string_pretty(&Value::Object(fresh)).unwrap() + "\n").unwrap();
+        eprintln!("stored the norms in {}", norms_file().display());
+    }
+    assert!(failures.is_empty(), "examples differ from their stored norms:\n{}", failures.join("\n"));
+}
+
+/// One test body, one test per backend; the GPU test skips where no GPU is usable.
+macro_rules! test_device {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            #[test]
+            fn cpu() {
+                ($body)(pycno::app::run::BackendChoice::Cpu)
+            }
+            #[test]
+            fn cuda() {
+                match pycno::solver::cuda::probe() {
+                    Ok(gpu) => {
+                        eprintln!("GPU: {gpu}");
+                        ($body)(pycno::app::run::BackendChoice::Cuda)
+                    }
+                    Err(e) => eprintln!("skipping the GPU test: {e:#}"),
+                }
+            }
+        }
+    };
+}
+
+test_device!(examples_match_stored_norms, super::check_all);
+
+#[test]
+fn every_example_is_covered() {
+    // A new example must come with its stored norms (and a removed one leaves none behind).
+    let text = std::fs::read_to_string(norms_file()).expect("tests/data/example_norms.json");
+    let stored: Value = serde_json::from_str(&text).unwrap();
+    let mut names: Vec<String> =
+        examples().iter().map(|p| p.file_stem().unwrap().to_string_lossy().to_string()).collect();
+    names.sort();
+    let mut have: Vec<String> = stored.as_object().unwrap().keys().cloned().collect();
+    have.sort();
+    assert_eq!(names, have, "examples and stored norms differ");
+}

@@ -1,0 +1,219 @@
+//! The CUDA mirror of the physics against `src/physics`, function by function: the probe
+//! kernels (`kernels/probe.cu`) evaluate the eigenvalues, the numerical flux, a boundary's
+//! ghost state and flux, and the source terms on thousands of random states, in float32
+//! and float64, and the results must agree with the Rust functions to rounding. The
+//! `#[repr(C)]` structs passed to the kernels must have the same size on both sides.
+//! Needs a GPU; where none is usable each test prints why and returns.
+
+#[path = "common/physics.rs"]
+mod shared;
+use shared::*;
+
+use pycno::physics::eigen::eigenvalues;
+use pycno::physics::{boundary_flux, ghost, numerical_flux, source, Boundary, EdgeFlux, Model, Physics, Real, Side};
+use pycno::solver::cuda::device;
+use pycno::solver::cuda::launch::{CudaReal, DeviceArrays};
+use pycno::solver::cuda::probe::Probes;
+
+const SAMPLES: usize = 20_000;
+
+/// Run `f` with the probes of GPU 0 for `model`, or say why not.
+fn with_gpu<T: CudaReal>(model: Model<T>, f: impl FnOnce(&Probes<T>)) {
+    match device::probe() {
+        Ok(name) => eprintln!("GPU: {name}"),
+        Err(e) => return eprintln!("skipping the GPU probe test: {e:#}"),
+    }
+    let (ctx, module, _) = device::open(0).unwrap();
+    let stream = ctx.default_stream();
+    f(&Probes::new(&stream, &module, model));
+}
+
+/// Largest difference over the flux's twelve values relative to `scale`, and whether the
+/// fallback flags agree.
+fn flux_diff<T: Real>(a: &EdgeFlux<T>, b: &EdgeFlux<T>, scale: f64) -> f64 {
+    a.i.iter()
+        .chain(&a.j)
+        .zip(b.i.iter().chain(&b.j))
+        .map(|(x, y)| (x.f64() - y.f64()).abs() / scale)
+        .fold(0.0, f64::max)
+}
+
+fn model<T: Real>(r: f64, linear_friction: f64) -> Model<T> {
+    Model::new(&Physics { g: G, r, linear_friction, ..Default::default() }).unwrap()
+}
+
+fn eigenvalues_agree<T: CudaReal>(tol: f64) {
+    for r in [0.998, 0.9, 0.5] {
+        with_gpu(model::<T>(r, 0.0), |p| {
+            let mut rng = Rng::new(101);
+            let samples: Vec<[T; 4]> = (0..SAMPLES)
+                .map(|_| {
+                    let (h1, h2) = (rng.thickness(), rng.thickness());
+                    [T::c(h1), T::c(rng.range(-UMAX, UMAX)), T::c(h2), T::c(rng.range(-UMAX, UMAX))]
+                })
+                .collect();
+            let gpu = p.eigenvalues(&samples).unwrap();
+            let (g, rr) = (T::c(G), T::c(r));
+            let (mut worst, mut flag_diff) = (0.0f64, 0);
+            for (x, (lam, hyp)) in samples.iter().zip(&gpu) {
+                let e = eigenvalues(g, rr, x[0], x[1], x[2], x[3]);
+                if e.hyperbolic != *hyp {
+                    flag_diff += 1;
+                    continue;
+                }
+                let scale = (G * (x[0].f64() + x[2].f64())).sqrt() + x[1].f64().abs().max(x[3].f64().abs());
+                for (a, b) in e.lambda.iter().zip(lam) {
+                    worst = worst.max((a.f64() - b.f64()).abs() / scale);
+                }
+            }
+            eprintln!("{} r = {r}: eigenvalues differ by {worst:.2e} of the speed scale; {flag_diff} hyperbolicity flags differ", T::NAME);
+            assert!(worst <= tol, "{} r = {r}: eigenvalues differ by {worst:e}", T::NAME);
+            // Only states on the hyperbolicity boundary may be classified differently.
+            assert!(flag_diff * 1000 <= SAMPLES, "{flag_diff} of {SAMPLES} hyperbolicity flags differ");
+        });
+    }
+}
+
+fn fluxes_agree<T: CudaReal>(tol: f64) {
+    for r in [0.998, 0.9, 0.5] {
+        with_gpu(model::<T>(r, 0.0), |p| {
+            let mut rng = Rng::new(202);
+            let samples: Vec<(Side<T>, Side<T>, [T; 2])> = (0..SAMPLES)
+                .map(|_| {
+                    let n = rng.unit_normal();
+                    (to_t(&random_side(&mut rng, n)), to_t(&random_side(&mut rng, n)), [T::c(n[0]), T::c(n[1])])
+                })
+                .collect();
+            let gpu = p.flux(&samples).unwrap();
+            let m = model::<T>(r, 0.0);
+            let (mut worst, mut flag_diff, mut compared) = (0.0f64, 0, 0);
+            for ((wi, wj, n), f) in samples.iter().zip(&gpu) {
+                let want = numerical_flux(&m, wi, wj, *n);
+                if want.fallback != f.fallback {
+                    flag_diff += 1;
+                    continue;
+                }
+                compared += 1;
+                let scale = flux_scale(G, &side_f64(wi), &side_f64(wj));
+                worst = worst.max(flux_diff(&want, f, scale));
+                assert!((want.speed.f64() - f.speed.f64()).abs() <= tol * want.speed.f64().abs().max(1.0));
+            }
+            eprintln!("{} r = {r}: {compared} fluxes differ by {worst:.2e} of the flux scale; {flag_diff} fallback flags differ", T::NAME);
+            assert!(worst <= tol, "{} r = {r}: fluxes differ by {worst:e}", T::NAME);
+            assert!(flag_diff * 1000 <= SAMPLES, "{flag_diff} of {SAMPLES} fallback flags differ");
+        });
+    }
+}
+
+fn boundaries_agree<T: CudaReal>(tol: f64) {
+    let m = model::<T>(0.998, 0.0);
+    with_gpu(m, |p| {
+        let mut rng = Rng::new(303);
+        let b = Boundary::<T>::wall();
+        let samples: Vec<(Side<T>, [T; 2], T)> = (0..SAMPLES)
+            .map(|_| {
+                let n = rng.unit_normal();
+                (to_t(&random_side(&mut rng, n)), [T::c(n[0]), T::c(n[1])], T::c(rng.range(0.0, 100.0)))
+            })
+            .collect();
+        let gpu = p.boundary(&b, &samples).unwrap();
+        let mut worst = 0.0f64;
+        for ((w, n, t), (g, f)) in samples.iter().zip(&gpu) {
+            let want_ghost = ghost(&b, w, *n, *t);
+            let scale = w.h1.f64() + w.h2.f64() + 1.0;
+            for (x, y) in [
+                (want_ghost.h1, g.h1),
+                (want_ghost.q1[0], g.q1[0]),
+                (want_ghost.q1[1], g.q1[1]),
+                (want_ghost.h2, g.h2),
+                (want_ghost.q2[0], g.q2[0]),
+                (want_ghost.q2[1], g.q2[1]),
+                (want_ghost.depth, g.depth),
+            ] {
+                worst = worst.max((x.f64() - y.f64()).abs() / scale);
+            }
+            let want = boundary_flux(&m, &b, w, *n, *t);
+            // A wall's mass flux is exactly zero on both sides.
+            assert_eq!((f.i[0].f64(), f.i[3].f64(), f.j[0].f64(), f.j[3].f64()), (0.0, 0.0, 0.0, 0.0));
+            if want.fallback == f.fallback {
+                worst = worst.max(flux_diff(&want, f, flux_scale(G, &side_f64(w), &side_f64(w))));
+            }
+        }
+        eprintln!("{}: ghost states and wall fluxes differ by {worst:.2e}", T::NAME);
+        assert!(worst <= tol, "{}: ghost states or wall fluxes differ by {worst:e}", T::NAME);
+    });
+}
+
+fn sources_agree<T: CudaReal>(tol: f64) {
+    let m = model::<T>(0.998, 0.05);
+    with_gpu(m, |p| {
+        let mut rng = Rng::new(404);
+        let samples: Vec<(Side<T>, T)> = (0..SAMPLES)
+            .map(|_| {
+                let n = rng.unit_normal();
+                (to_t(&random_side(&mut rng, n)), T::c(rng.range(1e-4, 1.0)))
+            })
+            .collect();
+        let gpu = p.source(&samples).unwrap();
+        let mut worst = 0.0f64;
+        let mut changed = 0;
+        for ((s, dt), g) in samples.iter().zip(&gpu) {
+            let mut want = *s;
+            source(&m, &mut want, *dt);
+            changed += (want.q2 != s.q2) as usize;
+            for (x, y) in [(want.q1[0], g.q1[0]), (want.q2[0], g.q2[0]), (want.q2[1], g.q2[1]), (want.h2, g.h2)] {
+                worst = worst.max((x.f64() - y.f64()).abs() / (s.q2[0].f64().abs() + s.q2[1].f64().abs() + 1e-30));
+            }
+        }
+        eprintln!("{}: source terms differ by {worst:.2e} of the momentum", T::NAME);
+        assert!(changed > SAMPLES / 2, "the friction changed too few states ({changed}): the test tests nothing");
+        assert!(worst <= tol, "{}: source terms differ by {worst:e}", T::NAME);
+    });
+}
+
+#[test]
+fn probe_eigenvalues_f64() {
+    eigenvalues_agree::<f64>(1e-11);
+}
+#[test]
+fn probe_eigenvalues_f32() {
+    eigenvalues_agree::<f32>(5e-5);
+}
+#[test]
+fn probe_flux_f64() {
+    fluxes_agree::<f64>(1e-9);
+}
+#[test]
+fn probe_flux_f32() {
+    fluxes_agree::<f32>(2e-3);
+}
+#[test]
+fn probe_boundary_f64() {
+    boundaries_agree::<f64>(1e-9);
+}
+#[test]
+fn probe_boundary_f32() {
+    boundaries_agree::<f32>(2e-3);
+}
+#[test]
+fn probe_source_f64() {
+    sources_agree::<f64>(1e-14);
+}
+#[test]
+fn probe_source_f32() {
+    sources_agree::<f32>(1e-6);
+}
+
+#[test]
+fn kernel_structs_have_the_same_size_on_both_sides() {
+    fn check<T: CudaReal>() {
+        with_gpu(model::<T>(0.998, 0.0), |p| {
+            let [m, b, a] = p.struct_sizes().unwrap();
+            assert_eq!(m as usize, std::mem::size_of::<Model<T>>(), "Model<{}>", T::NAME);
+            assert_eq!(b as usize, std::mem::size_of::<Boundary<T>>(), "Boundary<{}>", T::NAME);
+            assert_eq!(a as usize, std::mem::size_of::<DeviceArrays>(), "Arrays<{}>", T::NAME);
+        });
+    }
+    check::<f32>();
+    check::<f64>();
+}
