@@ -58,7 +58,7 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         partition: Option<PathBuf>,
         /// Exchange of communication cells in multi-rank runs: overlapped with the
-        /// non-communication edges (seed 001 Algorithm 2) or blocking (Algorithm 1).
+        /// non-communication edges (Algorithm 2 of de la Asunción et al. 2012) or blocking (their Algorithm 1).
         #[arg(long, value_enum, default_value = "overlap")]
         exchange: ExchangeMode,
         /// Write a checkpoint every STEPS steps (each rank its cells; the newest

@@ -127,7 +127,7 @@ fn edge_flux_is_rotation_invariant() {
 // 6. Reversal of the edge.
 // ---------------------------------------------------------------------------------------
 
-/// Derivation (numerics.md). Seen as (j, i, -n), normal momenta change sign, so the 1D
+/// Derivation (docs/numerics.md). Seen as (j, i, -n), normal momenta change sign, so the 1D
 /// states become w' = S w with S = diag(1, -1, 1, -1); the Roe state has the same h and
 /// u' = -u. Then F(S w) = -S F(w), nc' = -nc = S nc (nc lives in the momentum rows) and
 /// b' = F(w_i) - F(w_j) applied through -S, plus S nc: b' = S b. The eigenvalues are -lambda
@@ -181,7 +181,7 @@ fn reversed_edge_gives_negated_swapped_fluxes() {
 
 /// Water at rest, H_i != H_j, flat interface (h2 - H equal) and flat free surface
 /// (h1 + h2 - H equal). Expected: flux.i = (0, g h1_i^2/2 n, 0, g h2_i^2/2 n), flux.j the
-/// same with j's thicknesses (numerics.md: b = 0, Phi- = F(w_i), Phi+ = F(w_j)).
+/// same with j's thicknesses (docs/numerics.md: b = 0, Phi- = F(w_i), Phi+ = F(w_j)).
 fn at_rest_pair<T: Real>(rng: &mut Rng) -> (Side<T>, Side<T>) {
     let hi = rng.range(1.0, 15.0);
     let h2i = rng.thickness();
@@ -475,7 +475,7 @@ fn at_rest_never_falls_back() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Extra exact relations from numerics.md.
+// Extra exact relations from docs/numerics.md.
 // ---------------------------------------------------------------------------------------
 
 /// Phi+ = Phi- - nc with nc = (0, g h1 (D h2 - D H), 0, g h2 (r D h1 - D H)), h the

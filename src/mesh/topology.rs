@@ -2,7 +2,7 @@
 //! its unit normal and length. The slot of an edge in a cell is the edge's local index in
 //! the triangle (edge k joins vertices k and k+1), fixed by the global mesh, and the edge's
 //! first cell is always the one with the lower global id: together these make every
-//! partition and every rank count produce the same sums in the same order (numerics.md,
+//! partition and every rank count produce the same sums in the same order (docs/numerics.md,
 //! "determinism").
 
 use super::Mesh;

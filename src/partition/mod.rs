@@ -1,4 +1,4 @@
-//! Mesh partitioning for multi-rank runs (seed 001, sections 6.1-6.2): METIS k-way on the
+//! Mesh partitioning for multi-rank runs (de la Asunción et al. 2012, sections 6.1-6.2): METIS k-way on the
 //! dual graph of the triangles, then one [`Submesh`] per rank with its cells in three
 //! blocks (interior, send grouped by destination, receive grouped by source in the sender's
 //! order) and its edges in two ranges (no receive-block cell, then communication edges).

@@ -1,4 +1,4 @@
-//! The shared-cell pair ordering of a rank's send block (seed 001, section 6.2), on an
+//! The shared-cell pair ordering of a rank's send block (de la Asunción et al. 2012, section 6.2), on an
 //! abstract input: each send cell with the set of ranks it goes to.
 //!
 //! Goal: every destination's cells one contiguous range of the send block, so that a

@@ -1,4 +1,4 @@
-//! Every rank's [`Submesh`] from a cell -> rank map: cell blocks (seed 001, section 6.1)
+//! Every rank's [`Submesh`] from a cell -> rank map: cell blocks (de la Asunción et al. 2012, section 6.1)
 //! and edge ranges. All per-rank work runs in parallel; the only sequential step hands each
 //! rank's send lists to their receivers.
 

@@ -1,4 +1,4 @@
-//! Eigenvalues and eigenvectors of the projected two-layer matrix A (numerics.md):
+//! Eigenvalues and eigenvectors of the projected two-layer matrix A (docs/numerics.md):
 //!
 //! ```text
 //!     [ 0            1     0            0    ]
@@ -142,7 +142,7 @@ pub fn wave_strengths<T: Real>(lambda: &[T; 4], u1: T, sqrt_gh1: T, b: &[T; 4]) 
     c
 }
 
-/// Closed-form estimates of the eigenvalues for r close to 1 (numerics.md): external
+/// Closed-form estimates of the eigenvalues for r close to 1 (docs/numerics.md): external
 /// Um +- sqrt(g (h1 + h2)), internal Uc +- sqrt(g' h1 h2 / (h1 + h2) (1 - (u1 - u2)^2 /
 /// (g' (h1 + h2)))), the internal root clamped at 0 where it is complex. Cheap; used only
 /// to decide where the exact values are needed.

@@ -162,11 +162,11 @@ impl Default for Output {
     }
 }
 
-/// The paper's cell counts (seed 001, Tables 1-2).
+/// The paper's cell counts (de la Asunción et al. 2012, Tables 1-2).
 pub const PAPER_CELLS: [u64; 7] = [4016, 16040, 64052, 256576, 1001898, 2000608, 3000948];
 
 impl Scenario {
-    /// The paper's benchmark (seed 001, sections 4 and 7): circular internal dam break on
+    /// The paper's benchmark (de la Asunción et al. 2012, sections 4 and 7): circular internal dam break on
     /// [-5, 5]^2, H = 5, r = 0.998, gamma = 0.9, walls, t in [0, 0.1].
     pub fn paper_benchmark(cells: u64) -> Scenario {
         Scenario {

@@ -1,4 +1,4 @@
-//! The edge pass of one step with the exchange of communication cells (seed 001, section 6.3).
+//! The edge pass of one step with the exchange of communication cells (de la Asunción et al. 2012, section 6.3).
 //!
 //! - Overlapped (Algorithm 2): post the receives, copy the send block to the host, post one
 //!   send per neighbour and layer (a slice of the send block; a gather only for destinations
@@ -10,7 +10,7 @@
 //! On a CPU backend the edge pass blocks, so it runs in chunks with an `MPI_Testall` between
 //! them: Open MPI progresses large (rendezvous) messages only inside MPI calls. A GPU
 //! backend queues the send block's copy on a copy stream and the interior edge kernel on the
-//! main stream before anything else (seed 000, Listing 4), so the copy to the host, the
+//! main stream before anything else (Jacobsen, Thibault and Senocak 2010, Listing 4), so the copy to the host, the
 //! messages and the copy back all run while the kernel does; the host then only waits. On a
 //! GPU the host-side phase times are queueing and waiting times, not kernel times (those come
 //! from `--profile`).
@@ -26,9 +26,9 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ExchangeMode {
-    /// Seed 001 Algorithm 2: non-communication edges while the messages travel.
+    /// Algorithm 2 of de la Asunción et al. 2012: non-communication edges while the messages travel.
     Overlap,
-    /// Seed 001 Algorithm 1: exchange first, then all edges.
+    /// Algorithm 1 of de la Asunción et al. 2012: exchange first, then all edges.
     Blocking,
 }
 

@@ -1,4 +1,4 @@
-//! The time loop: edge pass, local time step, global minimum, update (seed 001, section 3),
+//! The time loop: edge pass, local time step, global minimum, update (de la Asunción et al. 2012, section 3),
 //! with the step clipped so that output times and the end time are hit exactly.
 
 use super::backend::{Backend, Health, StepContext};

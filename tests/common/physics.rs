@@ -115,7 +115,7 @@ impl Rng {
 // Independent references.
 // ---------------------------------------------------------------------------------------
 
-/// The matrix A of numerics.md (row-major arguments to `Matrix4::new`).
+/// The matrix A of docs/numerics.md (row-major arguments to `Matrix4::new`).
 pub fn matrix_a(g: f64, r: f64, h1: f64, u1: f64, h2: f64, u2: f64) -> Matrix4<f64> {
     Matrix4::new(
         0.0,
@@ -219,7 +219,7 @@ pub fn flux_scale(g: f64, wi: &Side<f64>, wj: &Side<f64>) -> f64 {
     s
 }
 
-/// Roe state of numerics.md, computed here independently: arithmetic-mean thicknesses and
+/// Roe state of docs/numerics.md, computed here independently: arithmetic-mean thicknesses and
 /// sqrt-weighted normal velocities.
 pub fn roe_state(wi: &Side<f64>, wj: &Side<f64>, n: [f64; 2]) -> (f64, f64, f64, f64) {
     let qn = |q: [f64; 2]| q[0] * n[0] + q[1] * n[1];
