@@ -74,7 +74,14 @@ fn eigenvalues_agree<T: CudaReal>(tol: f64) {
     }
 }
 
+/// The GPU's flux against the CPU's in the same precision. Where the wave strengths are
+/// ill-conditioned (nearly equal internal eigenvalues), a 1-ulp difference in one division
+/// (the GPU's float32 division is within 2 ulp) moves the flux by far more than an ulp; the
+/// CPU's own float32 error on that state, measured against float64, says how sensitive the
+/// state is. So each sample may differ by `tol` of the flux scale plus `SENSITIVITY` times
+/// the CPU's float32 error there.
 fn fluxes_agree<T: CudaReal>(tol: f64) {
+    const SENSITIVITY: f64 = 20.0;
     for r in [0.998, 0.9, 0.5] {
         with_gpu(model::<T>(r, 0.0), |p| {
             let mut rng = Rng::new(202);
@@ -85,7 +92,7 @@ fn fluxes_agree<T: CudaReal>(tol: f64) {
                 })
                 .collect();
             let gpu = p.flux(&samples).unwrap();
-            let m = model::<T>(r, 0.0);
+            let (m, m64) = (model::<T>(r, 0.0), model::<f64>(r, 0.0));
             let (mut worst, mut flag_diff, mut compared) = (0.0f64, 0, 0);
             for ((wi, wj, n), f) in samples.iter().zip(&gpu) {
                 let want = numerical_flux(&m, wi, wj, *n);
@@ -94,15 +101,26 @@ fn fluxes_agree<T: CudaReal>(tol: f64) {
                     continue;
                 }
                 compared += 1;
-                let scale = flux_scale(G, &side_f64(wi), &side_f64(wj));
-                worst = worst.max(flux_diff(&want, f, scale));
+                let (wi64, wj64) = (side_f64(wi), side_f64(wj));
+                let scale = flux_scale(G, &wi64, &wj64);
+                let exact = numerical_flux(&m64, &wi64, &wj64, [n[0].f64(), n[1].f64()]);
+                let sensitivity = flux_diff(&flux_in_f64(&want), &exact, scale);
+                let excess = (flux_diff(&want, f, scale) - SENSITIVITY * sensitivity).max(0.0);
+                worst = worst.max(excess);
                 assert!((want.speed.f64() - f.speed.f64()).abs() <= tol * want.speed.f64().abs().max(1.0));
             }
-            eprintln!("{} r = {r}: {compared} fluxes differ by {worst:.2e} of the flux scale; {flag_diff} fallback flags differ", T::NAME);
+            eprintln!(
+                "{} r = {r}: {compared} fluxes differ by at most {worst:.2e} of the flux scale beyond {SENSITIVITY} times the CPU's own rounding error; {flag_diff} fallback flags differ",
+                T::NAME
+            );
             assert!(worst <= tol, "{} r = {r}: fluxes differ by {worst:e}", T::NAME);
             assert!(flag_diff * 1000 <= SAMPLES, "{flag_diff} of {SAMPLES} fallback flags differ");
         });
     }
+}
+
+fn flux_in_f64<T: Real>(f: &EdgeFlux<T>) -> EdgeFlux<f64> {
+    EdgeFlux { i: f.i.map(|x| x.f64()), j: f.j.map(|x| x.f64()), speed: f.speed.f64(), fallback: f.fallback }
 }
 
 fn boundaries_agree<T: CudaReal>(tol: f64) {
@@ -185,7 +203,7 @@ fn probe_flux_f64() {
 }
 #[test]
 fn probe_flux_f32() {
-    fluxes_agree::<f32>(2e-3);
+    fluxes_agree::<f32>(1e-4);
 }
 #[test]
 fn probe_boundary_f64() {
