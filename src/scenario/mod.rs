@@ -194,6 +194,8 @@ impl Default for Output {
 
 /// Default most output frames (`output.max_frames` raises it).
 pub const MAX_FRAMES: u64 = 10_000;
+/// The most `output.max_frames` may raise the cap to.
+pub const MAX_FRAMES_LIMIT: u64 = 10_000_000;
 /// Most gauge records (rows of `gauges.csv`) that a `gauges.interval` may ask for.
 pub const MAX_GAUGE_RECORDS: f64 = 1e6;
 /// Longest scenario name (it names the output files).
@@ -312,6 +314,18 @@ impl Scenario {
     }
 
     pub fn validate(&self) -> Result<()> {
+        self.validate_with(true)
+    }
+
+    /// [`validate`](Self::validate) for a scenario already validated once and then changed
+    /// by the command line (`--t-end`, `--output-interval`, `--out`, `--cells`), which never
+    /// touches the domain's polygons: everything but their geometry is checked again, so a
+    /// large domain is searched for crossings once per run, not twice.
+    pub fn validate_after_overrides(&self) -> Result<()> {
+        self.validate_with(false)
+    }
+
+    fn validate_with(&self, geometry: bool) -> Result<()> {
         check_name(&self.name)?;
         let p = &self.physics;
         if !(p.g.is_finite() && p.g > 0.0) {
@@ -346,6 +360,12 @@ impl Scenario {
             }
         }
         let max_frames = self.output.max_frames.unwrap_or(MAX_FRAMES);
+        if max_frames > MAX_FRAMES_LIMIT {
+            bail!(
+                "output.max_frames: {max_frames} is more than pycno allows ({MAX_FRAMES_LIMIT}); the list of output \
+                 times alone would not fit in memory"
+            );
+        }
         let frames = self.frame_count();
         if frames > max_frames as f64 {
             let field = if t.output_times.is_some() { "time.output_times" } else { "time.output_interval" };
@@ -364,7 +384,9 @@ impl Scenario {
             (Some(_), Some(_)) => bail!("domain, mesh: give either a domain to triangulate or a mesh file, not both"),
             (None, None) => bail!("domain: missing; give a domain to triangulate or a mesh file"),
             (Some(d), None) => {
-                crate::mesh::domain::check_domain(d)?;
+                if geometry {
+                    crate::mesh::domain::check_domain(d)?;
+                }
                 let r = &self.resolution;
                 match (r.cells, r.max_area) {
                     (None, None) => bail!("resolution: give cells (a target triangle count) or max_area"),

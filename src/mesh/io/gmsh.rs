@@ -136,8 +136,12 @@ struct Reader<'a> {
 
 /// Read a Gmsh ASCII `.msh` file, version 4.1 or 2.2.
 pub fn read_gmsh(path: &Path) -> Result<Mesh> {
-    let data = read_file(path)?;
-    let mut r = TextLines::new(path, &data, false);
+    read_gmsh_bytes(path, &read_file(path)?)
+}
+
+/// [`read_gmsh`] of a file's contents already in memory; `path` names it in errors.
+pub fn read_gmsh_bytes(path: &Path, data: &[u8]) -> Result<Mesh> {
+    let mut r = TextLines::new(path, data, false);
     let v41 = read_format(&mut r)?;
     let mut rd = Reader {
         r,

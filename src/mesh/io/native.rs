@@ -89,7 +89,11 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 
 /// Read a native mesh, verifying magic, version, size and checksum.
 pub fn read_native(path: &Path) -> Result<Mesh> {
-    let data = read_file(path)?;
+    read_native_bytes(path, &read_file(path)?)
+}
+
+/// [`read_native`] of a file's contents already in memory; `path` names it in errors.
+pub fn read_native_bytes(path: &Path, data: &[u8]) -> Result<Mesh> {
     let name = path.display();
     let len = data.len();
     if len < 8 || &data[..8] != MAGIC {
