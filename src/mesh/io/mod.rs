@@ -141,6 +141,11 @@ impl<'a> TextLines<'a> {
         Ok(None)
     }
 
+    /// The file's name as errors show it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The number of the line last returned (1-based; at least 1).
     pub fn line(&self) -> usize {
         self.line.max(1)
