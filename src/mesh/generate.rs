@@ -109,7 +109,7 @@ fn check_area_bound(area: f64, max_area: f64) -> Result<f64> {
             u32::MAX
         );
     }
-    check_cells_fit(cells)?;
+    check_cells_fit(cells).context("resolution.max_area")?;
     Ok(expected)
 }
 
@@ -133,7 +133,7 @@ pub fn generate(domain: &Domain, res: &Resolution) -> Result<Mesh> {
                 bail!("resolution.cells: {n} triangles are more than pycno can number (at most {})", u32::MAX);
             }
             let n = n as f64;
-            check_cells_fit(n)?;
+            check_cells_fit(n).context("resolution.cells (or --cells)")?;
             let pilot_n = n.min(20_000.0);
             let pilot_area = area / pilot_n;
             let pilot = triangulate(domain, pilot_area, res.min_angle)?;

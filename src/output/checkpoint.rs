@@ -206,9 +206,10 @@ pub fn claim(root: &Path, run_id: &str) -> Result<()> {
         Some(id) if id == run_id => return Ok(()),
         Some(id) => Some(id),
         None => {
-            // Unclaimed, but checkpoints there: of an older pycno, or of a run that claimed
-            // nothing. Either way not this run's.
-            let theirs = step_dirs(root)?.into_iter().any(|(_, d)| d.join(MARKER).is_file() || d.join(META).is_file());
+            // Unclaimed, but complete checkpoints there: of an older pycno, or of a run that
+            // claimed nothing. Either way not this run's. (An incomplete one holds nothing to
+            // resume: it may be this run's own, being completed by `write_meta`.)
+            let theirs = step_dirs(root)?.into_iter().any(|(_, d)| d.join(META).is_file());
             if !theirs {
                 std::fs::create_dir_all(root)
                     .with_context(|| format!("cannot create checkpoint directory {}", root.display()))?;
