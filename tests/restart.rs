@@ -263,13 +263,11 @@ fn a_blow_up_is_caught_in_its_first_bad_step_with_a_report() {
         }
         // The last good state, with the bad cells marked, opens in VTK.
         let snap = out.join(if np == 0 { "blowup_blowup.vtu" } else { "blowup_blowup.pvtu" });
-        let check = format!(
-            "import vtk,sys\nr=vtk.vtkXMLPUnstructuredGridReader() if sys.argv[1].endswith('.pvtu') else vtk.vtkXMLUnstructuredGridReader()\n\
+        let check = "import vtk,sys\nr=vtk.vtkXMLPUnstructuredGridReader() if sys.argv[1].endswith('.pvtu') else vtk.vtkXMLUnstructuredGridReader()\n\
              r.SetFileName(sys.argv[1]); r.Update(); a=r.GetOutput().GetCellData().GetArray('blew_up'); h=r.GetOutput().GetCellData().GetArray('h1')\n\
              n=sum(a.GetValue(i) for i in range(a.GetNumberOfTuples()))\n\
-             good=all(h.GetValue(i)>0 for i in range(h.GetNumberOfTuples()))\nprint(n, good); sys.exit(0 if n>0 and good else 1)"
-        );
-        let v = Command::new("python3").args(["-c", &check]).arg(&snap).output().unwrap();
+             good=all(h.GetValue(i)>0 for i in range(h.GetNumberOfTuples()))\nprint(n, good); sys.exit(0 if n>0 and good else 1)";
+        let v = Command::new("python3").args(["-c", check]).arg(&snap).output().unwrap();
         assert!(v.status.success(), "{}: {}", snap.display(), text(&v));
     }
 }

@@ -21,7 +21,7 @@ fn lake_at_rest(cells: u64) -> Scenario {
     ))
 }
 
-fn max_speed(state: &[pycno::solver::CellState]) -> f64 {
+fn max_speed(state: &[pycno::physics::CellState]) -> f64 {
     state
         .iter()
         .flat_map(|s| [s.q1[0] / s.h1, s.q1[1] / s.h1, s.q2[0] / s.h2, s.q2[1] / s.h2])

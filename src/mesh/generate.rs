@@ -102,7 +102,7 @@ fn check_area_bound(area: f64, max_area: f64) -> Result<f64> {
     }
     let expected = (area / max_area).max(1.0);
     let cells = TRIANGLES_PER_BOUND * expected;
-    if !(expected <= u32::MAX as f64) {
+    if expected.is_nan() || expected > u32::MAX as f64 {
         bail!(
             "resolution.max_area: {max_area} in a domain of area {area} means at least {expected:.3e} triangles, \
              more than pycno can number (at most {}) or any machine can hold",

@@ -216,16 +216,16 @@ pub fn next_record_time(t: f64, dt: f64) -> f64 {
 
 /// A file that whole rows are appended to: its length, and cutting it back to a length.
 pub trait RowFile: Write {
-    fn len(&self) -> std::io::Result<u64>;
-    fn set_len(&self, len: u64) -> std::io::Result<()>;
+    fn length(&self) -> std::io::Result<u64>;
+    fn cut_to(&self, len: u64) -> std::io::Result<()>;
 }
 
 impl RowFile for File {
-    fn len(&self) -> std::io::Result<u64> {
+    fn length(&self) -> std::io::Result<u64> {
         Ok(self.metadata()?.len())
     }
-    fn set_len(&self, len: u64) -> std::io::Result<()> {
-        File::set_len(self, len)
+    fn cut_to(&self, len: u64) -> std::io::Result<()> {
+        self.set_len(len)
     }
 }
 
@@ -233,10 +233,10 @@ impl RowFile for File {
 /// the write fails part-way (a full disk), the file is cut back to its length before the
 /// row, so it always ends on a whole row.
 pub fn append_row(f: &mut dyn RowFile, row: &[u8]) -> std::io::Result<()> {
-    let before = f.len()?;
+    let before = f.length()?;
     let written = f.write_all(row).and_then(|_| f.flush());
     if let Err(e) = written {
-        return match f.set_len(before) {
+        return match f.cut_to(before) {
             Ok(()) => Err(e),
             Err(cut) => Err(std::io::Error::new(e.kind(), format!("{e}; cutting the partial row off failed: {cut}"))),
         };
@@ -304,10 +304,10 @@ mod tests {
     }
 
     impl RowFile for FullDisk {
-        fn len(&self) -> std::io::Result<u64> {
+        fn length(&self) -> std::io::Result<u64> {
             Ok(self.data.borrow().len() as u64)
         }
-        fn set_len(&self, len: u64) -> std::io::Result<()> {
+        fn cut_to(&self, len: u64) -> std::io::Result<()> {
             self.data.borrow_mut().truncate(len as usize);
             Ok(())
         }
@@ -329,7 +329,7 @@ mod tests {
         std::fs::write(&p, "h\n").unwrap();
         let mut f = OpenOptions::new().append(true).open(&p).unwrap();
         append_row(&mut f, b"1\n").unwrap();
-        RowFile::set_len(&f, 2).unwrap();
+        f.cut_to(2).unwrap();
         append_row(&mut f, b"2\n").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "h\n2\n");
     }

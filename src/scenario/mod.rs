@@ -351,7 +351,7 @@ impl Scenario {
         }
         if let Some(ts) = &t.output_times {
             for (k, w) in ts.windows(2).enumerate() {
-                if !(w[1] > w[0]) {
+                if w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater) {
                     bail!("time.output_times[{}]: expected increasing times, found {} after {}", k + 1, w[1], w[0]);
                 }
             }
@@ -401,7 +401,7 @@ impl Scenario {
                     (None, Some(a)) => {
                         let area = crate::mesh::generate::domain_area(d);
                         let implied = area / a;
-                        if !(implied <= MAX_CELLS as f64) {
+                        if implied.is_nan() || implied > MAX_CELLS as f64 {
                             bail!(
                                 "resolution.max_area: {a} in a domain of area {area} means at least {implied:.3e} \
                                  triangles, more than pycno can number (at most {MAX_CELLS}) or any machine can hold"
@@ -436,7 +436,7 @@ impl Scenario {
                     bail!("gauges.interval: expected a positive interval in seconds, found {dt}");
                 }
                 let records = t.end / dt;
-                if !(records <= MAX_GAUGE_RECORDS) {
+                if records.is_nan() || records > MAX_GAUGE_RECORDS {
                     bail!(
                         "gauges.interval: {dt} s until time.end = {} would record {records:.3e} rows; at most \
                          {MAX_GAUGE_RECORDS:.0} are allowed: give a larger interval",

@@ -77,7 +77,7 @@ pub fn human(bytes: f64) -> String {
 /// Refuse `what` (e.g. "meshing 1e12 cells") when it needs more than `available` bytes.
 pub fn check_fits_in(what: &str, need: f64, available: Option<u64>) -> Result<()> {
     if let Some(have) = available {
-        if !(need <= have as f64) {
+        if need.is_nan() || need > have as f64 {
             bail!(
                 "{what} needs about {} of memory, but this machine has {} available: use fewer cells \
                  (or more ranks on more nodes)",
