@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::pycno_within;
+use common::{files_under, pycno_within};
 use pycno::mesh::io::write_native;
 use pycno::mesh::{BoundarySegment, Mesh};
 use serde_json::{json, Value};
@@ -96,19 +96,7 @@ impl Case {
 
 /// Every path under `root`, relative to it.
 fn tree(root: &Path) -> BTreeSet<PathBuf> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeSet<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let e = e.unwrap();
-            let p = e.path();
-            out.insert(p.strip_prefix(root).unwrap().to_path_buf());
-            if e.file_type().unwrap().is_dir() {
-                walk(root, &p, out);
-            }
-        }
-    }
-    let mut out = BTreeSet::new();
-    walk(root, root, &mut out);
-    out
+    files_under(root).into_iter().collect()
 }
 
 /// A small valid scenario writing to `out`, with `patch` merged in at the top level (a null

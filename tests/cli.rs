@@ -5,6 +5,9 @@
 //! default `output.dir` ("out") can never land in the repository, and a failed command
 //! can be checked to have written nothing.
 
+mod common;
+
+use common::files_under;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -66,23 +69,6 @@ fn has(msg: &str, parts: &[&str]) {
 
 fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("tempdir")
-}
-
-/// Every file below `dir`, relative to it, sorted.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            out.push(p.strip_prefix(root).unwrap().to_path_buf());
-            if p.is_dir() {
-                walk(root, &p, out);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, dir, &mut out);
-    out.sort();
-    out
 }
 
 fn read_json(path: &Path) -> Value {

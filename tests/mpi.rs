@@ -11,49 +11,20 @@
 //! Needs `mpirun` (Debian's openmpi-bin; `tools/setup.sh` installs it) and `python3` with
 //! `vtk`, `numpy` (the project's `.venv`, which `tools/test.sh` puts first on PATH).
 
+mod common;
+
+use common::run_bounded;
 use pycno::app::scenario_mesh;
 use pycno::scenario::Scenario;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pycno");
 /// No run here needs more than a few seconds; a hang fails the test at this bound.
 const LIMIT: Duration = Duration::from_secs(120);
 const CELLS: &str = "3000";
-
-/// Run a command to completion or kill it at `LIMIT` (a test failure: a hang).
-fn run_bounded(mut cmd: Command) -> (Output, Duration) {
-    let start = Instant::now();
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("cannot start the command");
-    // Drain the pipes on threads so that a chatty child never blocks on a full pipe.
-    let mut so = child.stdout.take().unwrap();
-    let mut se = child.stderr.take().unwrap();
-    let out_t = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut so, &mut v).ok();
-        v
-    });
-    let err_t = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut se, &mut v).ok();
-        v
-    });
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("wait") {
-            break st;
-        }
-        if start.elapsed() > LIMIT {
-            child.kill().ok();
-            let _ = child.wait();
-            panic!("{cmd:?} did not finish within {LIMIT:?}: a hang");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let out = Output { status, stdout: out_t.join().unwrap(), stderr: err_t.join().unwrap() };
-    (out, start.elapsed())
-}
 
 fn mpirun(np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new("mpirun");
@@ -64,7 +35,7 @@ fn mpirun(np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let (out, took) = run_bounded(cmd);
+    let (out, took) = run_bounded(cmd, LIMIT);
     eprintln!("mpirun -np {np} pycno {}: {:?} in {:.1} s", args.join(" "), out.status.code(), took.as_secs_f64());
     out
 }

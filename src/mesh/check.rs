@@ -299,13 +299,7 @@ fn check_segments(mesh: &Mesh, uses: impl Fn(u32, u32) -> usize) -> Result<()> {
 /// No vertex inside or on an edge of a triangle it is not a corner of.
 fn check_vertices_off_triangles(mesh: &Mesh) -> Result<()> {
     let nv = mesh.vertices.len();
-    let (mut lo, mut hi) = ([f64::MAX; 2], [f64::MIN; 2]);
-    for p in &mesh.vertices {
-        for d in 0..2 {
-            lo[d] = lo[d].min(p[d]);
-            hi[d] = hi[d].max(p[d]);
-        }
-    }
+    let (lo, hi) = mesh.bounding_box();
     // About one vertex per cell, in the aspect ratio of the bounding box.
     let (w, h) = ((hi[0] - lo[0]).max(f64::MIN_POSITIVE), (hi[1] - lo[1]).max(f64::MIN_POSITIVE));
     let nx = ((nv as f64 * w / h).sqrt().ceil() as usize).clamp(1, nv.max(1));

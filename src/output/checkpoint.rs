@@ -228,6 +228,17 @@ pub fn claim(root: &Path, run_id: &str) -> Result<()> {
     )
 }
 
+/// [`claim`] `root` for this run: a restart (`restart`, the `--restart` path, a checkpoint
+/// or a directory of them) goes on under the run id of the checkpoint it resumes; a new run
+/// under a fresh one. Rank 0 calls it once the checkpoint directory is known.
+pub fn claim_for(root: &Path, restart: Option<&Path>) -> Result<()> {
+    let id = match restart {
+        Some(p) => run_id(&locate(p)?)?,
+        None => new_run_id(),
+    };
+    claim(root, &id)
+}
+
 /// The scenario name in the newest `meta.json` under `root` that reads.
 fn newest_scenario_name(root: &Path) -> Option<String> {
     let dirs = step_dirs(root).ok()?;
@@ -532,6 +543,15 @@ mod tests {
         assert!(e.contains("another run (run id unknown"), "{e}");
         // An empty directory is claimed.
         claim(&d.path().join("fresh"), "4444444444444444").unwrap();
+        // A restart from a checkpoint goes on under its run id, here and elsewhere; a new
+        // run is refused where another run's checkpoints are.
+        let a = d.path().join("a");
+        let ck = checkpoint(&a, "5555555555555555", 3);
+        claim_for(&a, Some(&ck)).unwrap();
+        claim_for(&a, Some(&a)).unwrap();
+        claim_for(&d.path().join("b"), Some(&ck)).unwrap();
+        assert_eq!(claimed(&d.path().join("b")).unwrap().as_deref(), Some("5555555555555555"));
+        assert!(claim_for(&a, None).is_err());
         assert_eq!(new_run_id().len(), 16);
     }
 

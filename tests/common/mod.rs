@@ -52,53 +52,79 @@ pub fn scenario(json: &str) -> Scenario {
     Scenario::from_json(json).unwrap_or_else(|e| panic!("test scenario invalid: {e:#}"))
 }
 
+/// Run a command to completion, or kill it after `limit` and fail the test (a hang).
+/// Returns its output and how long it took.
+pub fn run_bounded(
+    mut cmd: std::process::Command,
+    limit: std::time::Duration,
+) -> (std::process::Output, std::time::Duration) {
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("cannot start the command");
+    // Drain the pipes on threads so that a chatty child never blocks on a full pipe.
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut so, &mut v).ok();
+        v
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut se, &mut v).ok();
+        v
+    });
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            break st;
+        }
+        if start.elapsed() > limit {
+            child.kill().ok();
+            let _ = child.wait();
+            panic!("{cmd:?} did not finish within {limit:?}: a hang");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let out = std::process::Output { status, stdout: out_t.join().unwrap(), stderr: err_t.join().unwrap() };
+    (out, start.elapsed())
+}
+
 /// Run the `pycno` binary with `args` in `cwd` (and extra environment), killing it after
-/// `limit`: a regression to a hang then fails the test instead of hanging CI. Returns the
-/// output, or panics naming the command if it had to be killed. `PYCNO_TEST_BIN` runs
-/// another build instead (to see a campaign fail on the code before a fix).
+/// `limit`: a regression to a hang then fails the test instead of hanging CI.
+/// `PYCNO_TEST_BIN` runs another build instead (to see a campaign fail on the code before
+/// a fix).
 pub fn pycno_within(
     cwd: &std::path::Path,
     args: &[&str],
     env: &[(&str, &str)],
     limit: std::time::Duration,
 ) -> std::process::Output {
-    use std::process::{Command, Stdio};
     let bin = std::env::var_os("PYCNO_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_pycno").into());
-    let mut child = Command::new(bin)
-        .args(args)
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args(args)
         .current_dir(cwd)
         .env("RUST_BACKTRACE", "0")
         .env_remove("RUST_LOG")
         .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cannot start pycno");
-    // Drain both pipes on threads, so a chatty child cannot block on a full pipe.
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut out, &mut b).ok();
-        b
-    });
-    let err = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut err, &mut b).ok();
-        b
-    });
-    let started = std::time::Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait for pycno") {
-            break s;
+        .stdin(std::process::Stdio::null());
+    run_bounded(cmd, limit).0
+}
+
+/// Every path below `dir` (files and directories, symlinks not followed), relative to it,
+/// sorted.
+pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    fn walk(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            out.push(p.strip_prefix(root).unwrap().to_path_buf());
+            if e.file_type().unwrap().is_dir() {
+                walk(root, &p, out);
+            }
         }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("pycno {} did not finish within {limit:?}: a hang", args.join(" "));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    std::process::Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
 }
