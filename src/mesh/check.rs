@@ -87,8 +87,13 @@ pub fn check_and_orient(mesh: &mut Mesh) -> Result<()> {
 struct Corners {
     start: Vec<u32>,
     corner: Vec<u32>,
-    /// Beside each corner, the next vertex of its triangle: the outgoing half-edge's end.
+    /// Beside each corner, the next vertex of its triangle (the outgoing half-edge's end)
+    /// and the one before it.
     to: Vec<u32>,
+    from: Vec<u32>,
+    /// Per vertex, how many of its corners cover the direction +x from it (see
+    /// [`check_embedding`]): the number of times its fan turns round it, when it is closed.
+    turns: Vec<u32>,
 }
 
 impl Corners {
@@ -106,15 +111,21 @@ impl Corners {
         let mut fill = start.clone();
         let mut corner = vec![0u32; 3 * mesh.triangles.len()];
         let mut to = vec![0u32; 3 * mesh.triangles.len()];
+        let mut from = vec![0u32; 3 * mesh.triangles.len()];
+        let mut turns = vec![0u32; nv];
+        let y = |v: u32| mesh.vertices[v as usize][1];
         for (t, tri) in mesh.triangles.iter().enumerate() {
             for (k, &v) in tri.iter().enumerate() {
                 let at = fill[v as usize] as usize;
                 corner[at] = (3 * t + k) as u32;
-                to[at] = tri[(k + 1) % 3];
+                let (b, c) = (tri[(k + 1) % 3], tri[(k + 2) % 3]);
+                to[at] = b;
+                from[at] = c;
+                turns[v as usize] += (y(b) <= y(v) && y(v) < y(c)) as u32;
                 fill[v as usize] += 1;
             }
         }
-        Corners { start, corner, to }
+        Corners { start, corner, to, from, turns }
     }
 
     fn range(&self, v: u32) -> std::ops::Range<usize> {
@@ -128,6 +139,11 @@ impl Corners {
     /// The ends of the half-edges leaving v.
     fn out(&self, v: u32) -> &[u32] {
         &self.to[self.range(v)]
+    }
+
+    /// The starts of the half-edges coming into v, corner by corner as [`out`](Self::out).
+    fn before(&self, v: u32) -> &[u32] {
+        &self.from[self.range(v)]
     }
 }
 
@@ -150,9 +166,10 @@ fn corner_angle(a: [f64; 2], b: [f64; 2], c: [f64; 2]) -> f64 {
 /// Check that a consistently oriented (counter-clockwise) mesh lies flat in the plane: no
 /// fold, no overlap, no hanging vertex, and tagged boundary segments on its edges.
 ///
-/// - Around each vertex its triangles' angles add up to 2 pi (inside) or to the interior
-///   angle of the boundary there; a fan that turns twice (720 degrees) folds over itself.
-///   The sums are multiples of 2 pi apart, so the test needs no fine tolerance.
+/// - Around each vertex its triangles' angles add up to 2 pi (inside: the fan turns once,
+///   counted exactly) or to the interior angle of the boundary there; a fan that turns
+///   twice (720 degrees) folds over itself. Sums that differ are whole turns apart, so the
+///   test needs no fine tolerance.
 /// - No vertex lies inside, or on an edge of, a triangle it is not a corner of (found
 ///   through a grid of about one vertex per cell; exact orientation predicates): an overlap,
 ///   or a non-conforming mesh whose hanging vertex would be an invisible internal wall.
@@ -164,17 +181,23 @@ fn corner_angle(a: [f64; 2], b: [f64; 2], c: [f64; 2]) -> f64 {
 pub fn check_embedding(mesh: &Mesh) -> Result<()> {
     let nv = mesh.vertices.len();
     let corners = Corners::new(mesh);
-    // Per vertex a, its outgoing half-edges a -> b: interior when b has a half-edge back;
+    // Per vertex a, its outgoing half-edges a -> b: interior when there is one back, b -> a;
     // boundary (the domain on the left) when not. An edge of more than two triangles, or two
     // triangles on one side of an edge: not ours to report.
     let out_edges = |a: u32| corners.out(a).iter().copied();
-    let per_vertex: Vec<Option<Vec<u32>>> = (0..nv as u32)
+    // Per vertex: its boundary half-edges, and for an inside vertex how many times its fan
+    // of triangles turns round it. That count is exact and needs no angle: corner (v, b, c)
+    // of a counter-clockwise triangle covers the direction +x from v (half-open, so that
+    // each full turn covers it once) exactly when b.y <= v.y < c.y, comparisons of floats.
+    let per_vertex: Vec<Option<(u32, Vec<u32>)>> = (0..nv as u32)
         .into_par_iter()
         .map(|a| {
             let mut boundary = Vec::new();
+            // b -> a exists exactly when some corner at a comes after b: a's own list.
+            let ins = corners.before(a);
             for b in out_edges(a) {
                 let same = out_edges(a).filter(|&x| x == b).count();
-                let back = out_edges(b).filter(|&x| x == a).count();
+                let back = ins.iter().filter(|&&x| x == b).count();
                 if same > 1 || back > 1 {
                     return None;
                 }
@@ -182,34 +205,30 @@ pub fn check_embedding(mesh: &Mesh) -> Result<()> {
                     boundary.push(b);
                 }
             }
-            Some(boundary)
+            Some((corners.turns[a as usize], boundary))
         })
         .collect();
     if per_vertex.iter().any(|b| b.is_none()) {
         return Ok(());
     }
+    let per_vertex: Vec<(u32, Vec<u32>)> = per_vertex.into_iter().flatten().collect();
     let boundary: Vec<[u32; 2]> =
-        per_vertex.iter().enumerate().flat_map(|(a, bs)| bs.iter().flatten().map(move |&b| [a as u32, b])).collect();
-    drop(per_vertex);
+        per_vertex.iter().enumerate().flat_map(|(a, (_, bs))| bs.iter().map(move |&b| [a as u32, b])).collect();
     check_segments(mesh, |a, b| out_edges(a).filter(|&x| x == b).count() + out_edges(b).filter(|&x| x == a).count())?;
 
-    // Angle sums, vertex by vertex.
-    let sums: Vec<f64> = (0..nv as u32)
-        .into_par_iter()
-        .map(|v| {
-            corners
-                .at(v)
-                .iter()
-                .map(|&h| {
-                    let tri = mesh.triangles[(h / 3) as usize];
-                    let k = (h % 3) as usize;
-                    let p = |i: usize| mesh.vertices[tri[(k + i) % 3] as usize];
-                    corner_angle(p(0), p(1), p(2))
-                })
-                .sum()
-        })
-        .collect();
-    let sum = |v: usize| sums[v];
+    // The angle sum round a vertex (for boundary vertices and messages only).
+    let sum = |v: usize| -> f64 {
+        corners
+            .at(v as u32)
+            .iter()
+            .map(|&h| {
+                let tri = mesh.triangles[(h / 3) as usize];
+                let k = (h % 3) as usize;
+                let p = |i: usize| mesh.vertices[tri[(k + i) % 3] as usize];
+                corner_angle(p(0), p(1), p(2))
+            })
+            .sum()
+    };
     // Per boundary vertex: its outgoing and incoming boundary edge (u32::MAX: none; more
     // than one each, a vertex where two boundary loops touch: not checked).
     const NONE: u32 = u32::MAX;
@@ -219,13 +238,14 @@ pub fn check_embedding(mesh: &Mesh) -> Result<()> {
         out[a as usize] = if out[a as usize] == NONE { b } else { MANY };
         inc[b as usize] = if inc[b as usize] == NONE { a } else { MANY };
     }
-    let two_pi = std::f64::consts::TAU;
     let deg = |x: f64| x.to_degrees();
     let bad = (0..nv).into_par_iter().find_first(|&v| {
         let (o, i) = (out[v], inc[v]);
         if o == NONE && i == NONE {
-            (sum(v) - two_pi).abs() > std::f64::consts::PI
+            per_vertex[v].0 != 1
         } else if o < MANY && i < MANY {
+            // Angle sums at a boundary vertex differ from its interior angle by whole turns
+            // when the fan folds: no fine tolerance needed.
             let p = mesh.vertices[v];
             let (w, u) = (mesh.vertices[o as usize], mesh.vertices[i as usize]);
             (sum(v) - interior_angle(p, w, u)).abs() > std::f64::consts::PI
@@ -233,6 +253,7 @@ pub fn check_embedding(mesh: &Mesh) -> Result<()> {
             false
         }
     });
+    drop(per_vertex);
     if let Some(v) = bad {
         let around: Vec<usize> = corners.at(v as u32).iter().map(|&h| (h / 3) as usize).collect();
         let p = mesh.vertices[v];
