@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{files_under, pycno_within};
+use common::{files_under, patch_top_level, pycno_within};
 use pycno::mesh::io::write_native;
 use pycno::mesh::{BoundarySegment, Mesh};
 use serde_json::{json, Value};
@@ -111,14 +111,7 @@ fn scenario(patch: Value) -> String {
         "time": { "end": 0.02 },
         "output": { "dir": "out" }
     });
-    for (k, v) in patch.as_object().unwrap() {
-        // null removes the key.
-        if v.is_null() {
-            s.as_object_mut().unwrap().remove(k);
-        } else {
-            s[k] = v.clone();
-        }
-    }
+    patch_top_level(&mut s, &patch);
     serde_json::to_string_pretty(&s).unwrap()
 }
 

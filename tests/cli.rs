@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::files_under;
+use common::{files_under, patch_top_level};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -329,13 +329,7 @@ fn scenario_with(patch: Value) -> String {
         "physics": { "r": 0.98 },
         "time": { "end": 0.01 }
     });
-    for (k, val) in patch.as_object().unwrap() {
-        if val.is_null() {
-            v.as_object_mut().unwrap().remove(k);
-        } else {
-            v[k] = val.clone();
-        }
-    }
+    patch_top_level(&mut v, &patch);
     serde_json::to_string_pretty(&v).unwrap()
 }
 

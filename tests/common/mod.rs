@@ -128,3 +128,14 @@ pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out.sort();
     out
 }
+
+/// Merge `patch`'s top-level keys into the JSON object `doc`; a null value removes the key.
+pub fn patch_top_level(doc: &mut serde_json::Value, patch: &serde_json::Value) {
+    for (k, v) in patch.as_object().expect("a JSON object") {
+        if v.is_null() {
+            doc.as_object_mut().expect("a JSON object").remove(k);
+        } else {
+            doc[k] = v.clone();
+        }
+    }
+}
