@@ -81,12 +81,11 @@ pub fn check_and_orient(mesh: &mut Mesh) -> Result<()> {
     check_embedding(mesh)
 }
 
-/// The corners of the mesh by vertex (compressed rows): for vertex v, `corner[start[v]..
-/// start[v + 1]]` holds `3 t + k` for every triangle t whose corner k is v. Built by
-/// counting, in linear time.
+/// The corners of the mesh by vertex (compressed rows): for vertex v, the range
+/// `start[v]..start[v + 1]` of `to` and `from` holds, for every triangle (v, b, c) (counter-
+/// clockwise from v), b and c. Built by counting, in linear time.
 struct Corners {
     start: Vec<u32>,
-    corner: Vec<u32>,
     /// Beside each corner, the next vertex of its triangle (the outgoing half-edge's end)
     /// and the one before it.
     to: Vec<u32>,
@@ -109,15 +108,13 @@ impl Corners {
             start[v + 1] += start[v];
         }
         let mut fill = start.clone();
-        let mut corner = vec![0u32; 3 * mesh.triangles.len()];
         let mut to = vec![0u32; 3 * mesh.triangles.len()];
         let mut from = vec![0u32; 3 * mesh.triangles.len()];
         let mut turns = vec![0u32; nv];
         let y = |v: u32| mesh.vertices[v as usize][1];
-        for (t, tri) in mesh.triangles.iter().enumerate() {
+        for tri in &mesh.triangles {
             for (k, &v) in tri.iter().enumerate() {
                 let at = fill[v as usize] as usize;
-                corner[at] = (3 * t + k) as u32;
                 let (b, c) = (tri[(k + 1) % 3], tri[(k + 2) % 3]);
                 to[at] = b;
                 from[at] = c;
@@ -125,15 +122,11 @@ impl Corners {
                 fill[v as usize] += 1;
             }
         }
-        Corners { start, corner, to, from, turns }
+        Corners { start, to, from, turns }
     }
 
     fn range(&self, v: u32) -> std::ops::Range<usize> {
         self.start[v as usize] as usize..self.start[v as usize + 1] as usize
-    }
-
-    fn at(&self, v: u32) -> &[u32] {
-        &self.corner[self.range(v)]
     }
 
     /// The ends of the half-edges leaving v.
@@ -218,16 +211,9 @@ pub fn check_embedding(mesh: &Mesh) -> Result<()> {
 
     // The angle sum round a vertex (for boundary vertices and messages only).
     let sum = |v: usize| -> f64 {
-        corners
-            .at(v as u32)
-            .iter()
-            .map(|&h| {
-                let tri = mesh.triangles[(h / 3) as usize];
-                let k = (h % 3) as usize;
-                let p = |i: usize| mesh.vertices[tri[(k + i) % 3] as usize];
-                corner_angle(p(0), p(1), p(2))
-            })
-            .sum()
+        let p = |u: u32| mesh.vertices[u as usize];
+        let (b, c) = (corners.out(v as u32), corners.before(v as u32));
+        b.iter().zip(c).map(|(&b, &c)| corner_angle(mesh.vertices[v], p(b), p(c))).sum()
     };
     // Per boundary vertex: its outgoing and incoming boundary edge (u32::MAX: none; more
     // than one each, a vertex where two boundary loops touch: not checked).
@@ -255,7 +241,9 @@ pub fn check_embedding(mesh: &Mesh) -> Result<()> {
     });
     drop(per_vertex);
     if let Some(v) = bad {
-        let around: Vec<usize> = corners.at(v as u32).iter().map(|&h| (h / 3) as usize).collect();
+        // The error path: a scan for the triangles round v is fine here.
+        let around: Vec<usize> =
+            (0..mesh.triangles.len()).filter(|&t| mesh.triangles[t].contains(&(v as u32))).collect();
         let p = mesh.vertices[v];
         if out[v] == NONE {
             bail!(
@@ -330,45 +318,62 @@ fn check_vertices_off_triangles(mesh: &Mesh) -> Result<()> {
         let j = (((p[1] - lo[1]) / h * ny as f64) as usize).min(ny - 1);
         (i, j)
     };
+    // The vertices by cell, with their coordinates beside them: the candidates of a
+    // triangle are then a few contiguous runs in memory, not scattered reads.
     let mut start = vec![0u32; nx * ny + 1];
-    let cells: Vec<(usize, usize)> = mesh.vertices.par_iter().map(|&p| cell(p)).collect();
-    for &(i, j) in &cells {
-        start[j * nx + i + 1] += 1;
+    let cells: Vec<u32> = mesh.vertices.par_iter().map(|&p| cell(p)).map(|(i, j)| (j * nx + i) as u32).collect();
+    for &c in &cells {
+        start[c as usize + 1] += 1;
     }
     for k in 0..nx * ny {
         start[k + 1] += start[k];
     }
     let mut fill = start.clone();
     let mut order = vec![0u32; nv];
-    for (v, &(i, j)) in cells.iter().enumerate() {
-        let c = j * nx + i;
-        order[fill[c] as usize] = v as u32;
-        fill[c] += 1;
+    let mut at = vec![[0.0f64; 2]; nv];
+    for (v, &c) in cells.iter().enumerate() {
+        let k = fill[c as usize] as usize;
+        order[k] = v as u32;
+        at[k] = mesh.vertices[v];
+        fill[c as usize] += 1;
     }
-    drop(cells);
-    let hit = mesh.triangles.par_iter().enumerate().find_map_first(|(t, tri)| {
+    drop((cells, fill));
+    // Triangles visited cell by cell (by their first corner), so that neighbouring
+    // triangles, which share vertices and cells, are checked one after the other: a mesh in
+    // no spatial order (as read, or as spade makes it) is otherwise one cache miss per read.
+    let mut visit: Vec<(u32, u32)> = mesh
+        .triangles
+        .par_iter()
+        .enumerate()
+        .map(|(t, tri)| {
+            let (i, j) = cell(mesh.vertices[tri[0] as usize]);
+            ((j * nx + i) as u32, t as u32)
+        })
+        .collect();
+    visit.par_sort_unstable();
+    let hit = visit.par_iter().filter_map(|&(_, t)| {
+        let tri = &mesh.triangles[t as usize];
         let [a, b, c] = tri.map(|v| mesh.vertices[v as usize]);
         let lo_p = [a[0].min(b[0]).min(c[0]), a[1].min(b[1]).min(c[1])];
         let hi_p = [a[0].max(b[0]).max(c[0]), a[1].max(b[1]).max(c[1])];
         let ((i0, j0), (i1, j1)) = (cell(lo_p), cell(hi_p));
         for j in j0..=j1 {
             let row = j * nx;
-            for &v in &order[start[row + i0] as usize..start[row + i1 + 1] as usize] {
-                if tri.contains(&v) {
-                    continue;
-                }
-                let p = mesh.vertices[v as usize];
-                if p[0] < lo_p[0] || p[0] > hi_p[0] || p[1] < lo_p[1] || p[1] > hi_p[1] {
+            let run = start[row + i0] as usize..start[row + i1 + 1] as usize;
+            for (&v, &p) in order[run.clone()].iter().zip(&at[run]) {
+                if p[0] < lo_p[0] || p[0] > hi_p[0] || p[1] < lo_p[1] || p[1] > hi_p[1] || tri.contains(&v) {
                     continue;
                 }
                 let o = [orient(a, b, p), orient(b, c, p), orient(c, a, p)];
                 if o.iter().all(|&x| x >= 0.0) {
-                    return Some((t, v, o.iter().position(|&x| x == 0.0)));
+                    return Some((t as usize, v, o.iter().position(|&x| x == 0.0)));
                 }
             }
         }
         None
     });
+    // The lowest triangle with a vertex on it, whatever the order of the visit.
+    let hit = hit.min_by_key(|&(t, v, _)| (t, v));
     if let Some((t, v, edge)) = hit {
         let tri = mesh.triangles[t];
         let p = mesh.vertices[v as usize];
