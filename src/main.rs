@@ -1,8 +1,8 @@
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use pycno::app::bench::{bench, profile_rows, table_header, table_row, BenchOptions};
-use pycno::app::run::{describe_outputs, load_scenario, run, BackendChoice, Precision, RunOptions};
-use pycno::app::scenario_mesh;
+use pycno::app::run::{describe_outputs, run, BackendChoice, Precision, RunOptions};
+use pycno::app::{count_arg, input_mesh};
 use pycno::comm::mpi::{launched_by_mpi, MpiComm};
 use pycno::comm::{agreed, Comm, Single};
 use pycno::mesh::io;
@@ -16,7 +16,7 @@ use std::process::ExitCode;
 #[command(name = "pycno", version, about, propagate_version = true, args_override_self = true)]
 struct Cli {
     /// Worker threads for the CPU backend (default: all cores).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, allow_negative_numbers = true, value_parser = pycno::app::threads_arg)]
     threads: Option<usize>,
     #[command(subcommand)]
     command: Command,
@@ -29,7 +29,7 @@ enum Command {
         /// Scenario file (JSON); see README.md for the format.
         scenario: Option<PathBuf>,
         /// Target number of triangles (overrides the scenario's resolution).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = count_arg::<u64>)]
         cells: Option<u64>,
         /// End time in seconds (overrides time.end).
         #[arg(long, allow_negative_numbers = true)]
@@ -38,14 +38,14 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Output interval in seconds (overrides time.output_interval / output_times).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         output_interval: Option<f64>,
         #[arg(long, value_enum, default_value = "f32")]
         precision: Precision,
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendChoice,
         /// Stop after this many steps.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = count_arg::<u64>)]
         max_steps: Option<u64>,
         /// Write no VTK files (stats.json only).
         #[arg(long)]
@@ -63,16 +63,16 @@ enum Command {
         exchange: ExchangeMode,
         /// Write a checkpoint every STEPS steps (each rank its cells; the newest
         /// --checkpoint-keep complete ones are kept).
-        #[arg(long, value_name = "STEPS")]
+        #[arg(long, value_name = "STEPS", allow_negative_numbers = true, value_parser = count_arg::<u64>)]
         checkpoint_every: Option<u64>,
         /// Write a checkpoint every SECONDS of wall-clock time.
-        #[arg(long, value_name = "SECONDS")]
+        #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
         checkpoint_seconds: Option<f64>,
         /// Checkpoint directory (default: OUT/checkpoints).
         #[arg(long, value_name = "DIR")]
         checkpoint_dir: Option<PathBuf>,
         /// Complete checkpoints to keep.
-        #[arg(long, value_name = "K", default_value_t = 2)]
+        #[arg(long, value_name = "K", default_value_t = 2, allow_negative_numbers = true, value_parser = count_arg::<usize>)]
         checkpoint_keep: usize,
         /// Resume from a checkpoint: a checkpoint directory (step_*) or a directory of them
         /// (the newest complete one). Works on any rank count and backend.
@@ -84,7 +84,7 @@ enum Command {
     Mesh {
         /// Scenario file or mesh file (.msh, .node/.ele, .pmsh); none: the paper's domain.
         input: Option<PathBuf>,
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = count_arg::<u64>)]
         cells: Option<u64>,
         /// Write the checked, reordered mesh here (format from the extension).
         #[arg(long)]
@@ -96,14 +96,14 @@ enum Command {
     /// Benchmark the paper's dam break at several sizes (stepping time only).
     Bench {
         /// Cell counts, comma-separated.
-        #[arg(long, value_delimiter = ',', default_values_t = PAPER_CELLS[..5].to_vec())]
+        #[arg(long, value_delimiter = ',', default_values_t = PAPER_CELLS[..5].to_vec(), allow_negative_numbers = true, value_parser = count_arg::<u64>)]
         cells: Vec<u64>,
         #[arg(long, value_enum, default_value = "f32")]
         precision: Precision,
         /// Runs per size; the median is reported.
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = pycno::app::repeat_arg)]
         repeat: usize,
-        #[arg(long, default_value_t = 0.1)]
+        #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
         t_end: f64,
         /// Print JSON (the stats.json fields per size) instead of a table.
         #[arg(long)]
@@ -221,17 +221,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             }
         }
         Command::Mesh { input, cells, out } => {
-            let pm = match &input {
-                Some(p) if p.extension().is_some_and(|e| e == "json") => {
-                    let opts = RunOptions { scenario: Some(p.clone()), cells, ..Default::default() };
-                    scenario_mesh(&load_scenario(&opts)?)?
-                }
-                Some(p) => pycno::app::prepare_mesh(io::read_mesh(p)?, &p.display().to_string())?,
-                None => {
-                    let opts = RunOptions { cells, ..Default::default() };
-                    scenario_mesh(&load_scenario(&opts)?)?
-                }
-            };
+            let (pm, _) = input_mesh(input.as_deref(), cells)?;
             let t = &pm.topo;
             let walls = (0..t.num_edges()).filter(|&e| t.is_boundary(e)).count();
             let (amin, amax) = t.cell_area.iter().fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));

@@ -5,11 +5,13 @@
 //! default `output.dir` ("out") can never land in the repository, and a failed command
 //! can be checked to have written nothing.
 
+mod common;
+
+use common::{files_under, patch_top_level};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-mod common;
 use common::cli::{expect_failure, expect_ok, pycno_np};
 
 /// Run `pycno ARGS` in `cwd`.
@@ -48,23 +50,6 @@ fn has(msg: &str, parts: &[&str]) {
 
 fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("tempdir")
-}
-
-/// Every file below `dir`, relative to it, sorted.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            out.push(p.strip_prefix(root).unwrap().to_path_buf());
-            if p.is_dir() {
-                walk(root, &p, out);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, dir, &mut out);
-    out.sort();
-    out
 }
 
 fn read_json(path: &Path) -> Value {
@@ -325,13 +310,7 @@ fn scenario_with(patch: Value) -> String {
         "physics": { "r": 0.98 },
         "time": { "end": 0.01 }
     });
-    for (k, val) in patch.as_object().unwrap() {
-        if val.is_null() {
-            v.as_object_mut().unwrap().remove(k);
-        } else {
-            v[k] = val.clone();
-        }
-    }
+    patch_top_level(&mut v, &patch);
     serde_json::to_string_pretty(&v).unwrap()
 }
 

@@ -26,6 +26,7 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Resul
         let mut s = Scenario::paper_benchmark(n);
         s.time.end = opts.t_end;
         s.validate()?;
+        crate::util::memory::check_run_fits(n as usize, opts.precision.float_bytes(), 1)?;
         let pm = scenario_mesh(&s)?;
         let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid)?;
         let ro = RunOptions {

@@ -1,9 +1,7 @@
 //! `pycno partition`: partition a mesh for a multi-rank run and write the partition
 //! directory (manifest, one file per rank, a VTK view), or check one (`--check`).
 
-use super::run::{load_scenario, RunOptions, DEFAULT_CELLS};
-use super::{prepare_mesh, scenario_mesh, PreparedMesh};
-use crate::mesh::io;
+use super::{input_mesh, PreparedMesh};
 use crate::partition::files::{self, Manifest, Timings};
 use crate::partition::stats::Stats;
 use crate::partition::{self, metis, verify::verify, view, Partitioned, Submesh};
@@ -18,14 +16,14 @@ pub struct PartitionArgs {
     /// benchmark domain, as `pycno run`.
     pub input: Option<PathBuf>,
     /// Number of ranks (parts): at least 1, at most the number of cells.
-    #[arg(long, required_unless_present = "check")]
+    #[arg(long, required_unless_present = "check", allow_negative_numbers = true, value_parser = crate::app::count_arg::<usize>)]
     pub ranks: Option<usize>,
     /// Partition directory to write (created if missing; an earlier partition there is
     /// replaced).
     #[arg(long, required_unless_present = "check", conflicts_with = "check")]
     pub out: Option<PathBuf>,
     /// Target number of triangles (scenarios that triangulate a domain).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::app::count_arg::<u64>)]
     pub cells: Option<u64>,
     /// Check the partition directory DIR against the mesh instead of writing one: every
     /// file's checksum, version, mesh and rank count, and the blocks' consistency.
@@ -39,27 +37,6 @@ pub struct PartitionArgs {
     /// Write no partition.vtu (it is about 65 bytes per cell).
     #[arg(long)]
     pub no_vtk: bool,
-}
-
-/// The mesh named on the command line, prepared, and a description of where it came from.
-pub fn input_mesh(input: Option<&Path>, cells: Option<u64>) -> Result<(PreparedMesh, String)> {
-    match input {
-        Some(p) if p.extension().is_some_and(|e| e == "json") => {
-            let opts = RunOptions { scenario: Some(p.to_path_buf()), cells, ..Default::default() };
-            Ok((scenario_mesh(&load_scenario(&opts)?)?, p.display().to_string()))
-        }
-        Some(p) => {
-            if cells.is_some() {
-                bail!("--cells applies to scenarios that triangulate a domain; {} is a mesh file", p.display());
-            }
-            Ok((prepare_mesh(io::read_mesh(p)?, &p.display().to_string())?, p.display().to_string()))
-        }
-        None => {
-            let opts = RunOptions { cells, ..Default::default() };
-            let pm = scenario_mesh(&load_scenario(&opts)?)?;
-            Ok((pm, format!("paper benchmark ({} cells requested)", cells.unwrap_or(DEFAULT_CELLS))))
-        }
-    }
 }
 
 /// Partition `pm` into `ranks` and write the directory `out`: rank files, `partition.vtu`,

@@ -3,6 +3,7 @@
 
 use super::domain::{signed_area, Domain};
 use super::Mesh;
+use crate::util::memory;
 use serde::{Deserialize, Serialize};
 
 /// How fine a generated mesh is (the scenario's `resolution` section).
@@ -50,12 +51,15 @@ pub fn triangulate(domain: &Domain, max_area: f64, min_angle: f64) -> Result<Mes
         }
     }
     let area = domain_area(domain);
-    let expected = (area / max_area).max(1.0) as usize;
+    let expected = check_area_bound(area, max_area)?;
+    // In f64 and saturating: an area bound near zero must not wrap the budget round to a
+    // small number (which once made max_area 1e-300 silently give a 1907-cell mesh).
+    let budget = (4.0 * expected + 1000.0).min(usize::MAX as f64) as usize;
     let params = RefinementParameters::<f64>::new()
         .exclude_outer_faces(true)
         .with_max_allowed_area(max_area)
         .with_angle_limit(AngleLimit::from_deg(min_angle))
-        .with_max_additional_vertices(4 * expected + 1000);
+        .with_max_additional_vertices(budget);
     let result = cdt.refine(params);
     if !result.refinement_complete {
         log::warn!("mesh refinement stopped at its vertex budget; some triangles may be larger or thinner than asked");
@@ -86,6 +90,34 @@ pub fn triangulate(domain: &Domain, max_area: f64, min_angle: f64) -> Result<Mes
     Ok(mesh)
 }
 
+/// Refinement to `max_area` makes up to about this many triangles per (domain area / bound):
+/// spade's triangles come out smaller than the bound (1.3 to 1.7 measured; 2 is the margin).
+const TRIANGLES_PER_BOUND: f64 = 2.0;
+
+/// The triangle count that an area bound implies, checked before spade allocates anything:
+/// it must be numberable with 32-bit ids and the mesh must fit in this machine's memory.
+fn check_area_bound(area: f64, max_area: f64) -> Result<f64> {
+    if !(max_area.is_finite() && max_area > 0.0) {
+        bail!("resolution.max_area: expected a positive area, found {max_area}");
+    }
+    let expected = (area / max_area).max(1.0);
+    let cells = TRIANGLES_PER_BOUND * expected;
+    if expected.is_nan() || expected > u32::MAX as f64 {
+        bail!(
+            "resolution.max_area: {max_area} in a domain of area {area} means at least {expected:.3e} triangles, \
+             more than pycno can number (at most {}) or any machine can hold",
+            u32::MAX
+        );
+    }
+    check_cells_fit(cells).context("resolution.max_area")?;
+    Ok(expected)
+}
+
+/// Refuse to mesh `cells` triangles when the machine does not have the memory for it.
+pub fn check_cells_fit(cells: f64) -> Result<()> {
+    memory::check_fits(&format!("meshing about {cells:.0} triangles"), memory::mesh_bytes(cells))
+}
+
 pub fn domain_area(d: &Domain) -> f64 {
     signed_area(&d.outer).abs() - d.holes.iter().map(|h| signed_area(h).abs()).sum::<f64>()
 }
@@ -97,7 +129,11 @@ pub fn generate(domain: &Domain, res: &Resolution) -> Result<Mesh> {
     match (res.cells, res.max_area) {
         (_, Some(a)) => triangulate(domain, a, res.min_angle),
         (Some(n), None) => {
+            if n > u32::MAX as u64 {
+                bail!("resolution.cells: {n} triangles are more than pycno can number (at most {})", u32::MAX);
+            }
             let n = n as f64;
+            check_cells_fit(n).context("resolution.cells (or --cells)")?;
             let pilot_n = n.min(20_000.0);
             let pilot_area = area / pilot_n;
             let pilot = triangulate(domain, pilot_area, res.min_angle)?;

@@ -47,4 +47,16 @@ impl Mesh {
     pub fn total_area(&self) -> f64 {
         (0..self.triangles.len()).map(|t| self.signed_area(t).abs()).sum()
     }
+
+    /// The lower-left and upper-right corners of the vertices' bounding box.
+    pub fn bounding_box(&self) -> ([f64; 2], [f64; 2]) {
+        let (mut lo, mut hi) = ([f64::MAX; 2], [f64::MIN; 2]);
+        for p in &self.vertices {
+            for d in 0..2 {
+                lo[d] = lo[d].min(p[d]);
+                hi[d] = hi[d].max(p[d]);
+            }
+        }
+        (lo, hi)
+    }
 }

@@ -30,13 +30,7 @@ fn hilbert_index(mut x: u32, mut y: u32) -> u64 {
 /// index of each old triangle.
 pub fn hilbert_order(mesh: &mut Mesh) -> Vec<u32> {
     let nt = mesh.triangles.len();
-    let (mut lo, mut hi) = ([f64::MAX; 2], [f64::MIN; 2]);
-    for p in &mesh.vertices {
-        for d in 0..2 {
-            lo[d] = lo[d].min(p[d]);
-            hi[d] = hi[d].max(p[d]);
-        }
-    }
+    let (lo, hi) = mesh.bounding_box();
     let span = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(f64::MIN_POSITIVE);
     let scale = 65535.0 / span;
     let mut keys: Vec<(u64, u32)> = (0..nt)

@@ -9,7 +9,9 @@
 //! ```
 //!
 //! Rows are appended one whole line per write and flushed, so a killed run keeps every row
-//! it recorded; a restart keeps the rows up to its checkpoint's time and goes on from there.
+//! it recorded, and a write that fails part-way (a full disk) is cut back off, so the file
+//! always ends on a whole row. A restart keeps the rows up to its checkpoint's time and goes
+//! on from there.
 
 use crate::comm::{agree, Comm};
 use crate::mesh::Mesh;
@@ -78,7 +80,7 @@ impl GaugeRecorder {
                 let mut text = String::new();
                 match resume_at {
                     Some(t) => {
-                        let old = std::fs::read_to_string(&path)
+                        let old = crate::util::files::read_regular_to_string(&path)
                             .with_context(|| format!("cannot read {} to continue it", path.display()))?;
                         for line in old.lines() {
                             let keep = line.starts_with('#')
@@ -117,13 +119,11 @@ impl GaugeRecorder {
         };
         let file = agree(comm, file.transpose())?;
         // On a restart, the next record time is where the uninterrupted run would have it:
-        // the first point of the same grid (summed the same way) after the checkpoint.
-        let mut next = 0.0;
-        if let (Some(t), Some(dt)) = (resume_at, g.interval) {
-            while next <= t {
-                next += dt;
-            }
-        }
+        // the first point of the same grid after the checkpoint (see `next_record_time`).
+        let next = match (resume_at, g.interval) {
+            (Some(t), Some(dt)) => next_record_time(t, dt),
+            _ => 0.0,
+        };
         Ok(GaugeRecorder {
             path,
             names: g.points.iter().map(|p| p.name.clone()).collect(),
@@ -172,19 +172,165 @@ impl GaugeRecorder {
                 line.push_str(&format!(",{v:?}"));
             }
             line.push('\n');
-            let r = f
-                .write_all(line.as_bytes())
-                .and_then(|_| f.flush())
-                .with_context(|| format!("cannot append to {}", self.path.display()));
+            let r = append_row(f, line.as_bytes()).with_context(|| format!("cannot append to {}", self.path.display()));
             agree(comm, r)?;
         } else {
             agree(comm, Ok(()))?;
         }
         if let Some(dt) = self.interval {
-            while self.next <= time {
-                self.next += dt;
-            }
+            self.next = next_record_time(time, dt);
         }
         Ok(())
+    }
+}
+
+/// The first point `k * dt` (k = 1, 2, ...) of the record grid strictly after `t`, computed
+/// directly, never by stepping through the grid (an interval of 1e-12 s made that loop run
+/// for hours, and one below the spacing of the floats near `t` never ended). A restarted run
+/// and an uninterrupted one get the same grid: both take the smallest such point after the
+/// time of their last record, and no grid point lies between that record and a checkpoint.
+pub fn next_record_time(t: f64, dt: f64) -> f64 {
+    let grid = |k: f64| k * dt;
+    let mut k = (t / dt).floor().max(0.0) + 1.0;
+    if !grid(k).is_finite() {
+        return f64::INFINITY;
+    }
+    // `t / dt` is rounded: step k at most a few times to the smallest k with k dt > t.
+    for _ in 0..4 {
+        if k > 1.0 && grid(k - 1.0) > t {
+            k -= 1.0;
+        } else {
+            break;
+        }
+    }
+    for _ in 0..4 {
+        if grid(k) <= t {
+            k += 1.0;
+        } else {
+            break;
+        }
+    }
+    // Past 2^53 steps of dt the grid points are no longer distinct floats: go on from t.
+    grid(k).max(t.next_up())
+}
+
+/// A file that whole rows are appended to: its length, and cutting it back to a length.
+pub trait RowFile: Write {
+    fn length(&self) -> std::io::Result<u64>;
+    fn cut_to(&self, len: u64) -> std::io::Result<()>;
+}
+
+impl RowFile for File {
+    fn length(&self) -> std::io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+    fn cut_to(&self, len: u64) -> std::io::Result<()> {
+        self.set_len(len)
+    }
+}
+
+/// Append one whole row (already built in memory, ending in a newline) with one write. When
+/// the write fails part-way (a full disk), the file is cut back to its length before the
+/// row, so it always ends on a whole row.
+pub fn append_row(f: &mut dyn RowFile, row: &[u8]) -> std::io::Result<()> {
+    let before = f.length()?;
+    let written = f.write_all(row).and_then(|_| f.flush());
+    if let Err(e) = written {
+        return match f.cut_to(before) {
+            Ok(()) => Err(e),
+            Err(cut) => Err(std::io::Error::new(e.kind(), format!("{e}; cutting the partial row off failed: {cut}"))),
+        };
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    #[test]
+    fn tiny_intervals_give_the_next_grid_point_at_once() {
+        assert_eq!(next_record_time(0.0, 0.1), 0.1);
+        assert_eq!(next_record_time(0.1, 0.1), 0.2);
+        assert_eq!(next_record_time(0.25, 0.1), 0.30000000000000004);
+        // 1e11 grid points before t: the old catch-up loop took hours here.
+        let n = next_record_time(0.1, 1e-12);
+        assert!(n > 0.1 && n < 0.1 + 2e-12, "{n}");
+        // Below the spacing of floats near t: the old loop never ended.
+        let n = next_record_time(1e6, 1e-20);
+        assert!(n > 1e6 && n <= 1e6f64.next_up().next_up(), "{n}");
+        for (t, dt) in [(3.7, 0.01), (1e-9, 3e-10), (123.456, 0.017), (0.5, 0.5)] {
+            let n = next_record_time(t, dt);
+            let k = (n / dt).round();
+            assert!(n > t && (k - 1.0) * dt <= t && n == k * dt, "t {t} dt {dt}: {n}");
+        }
+    }
+
+    #[test]
+    fn restart_grid_equals_the_uninterrupted_grid() {
+        // Records as the run loop makes them: at every step time >= next. A restart at any
+        // step time must continue with the same next point.
+        let dt = 0.013;
+        let steps: Vec<f64> = (1..2000).map(|k| k as f64 * 0.00377).collect();
+        let mut next = 0.0;
+        for &t in &steps {
+            if t >= next {
+                next = next_record_time(t, dt);
+            }
+            assert_eq!(next_record_time(t, dt), next, "restart at {t}");
+        }
+    }
+
+    /// A file that accepts `room` more bytes and then fails, as a full disk does.
+    struct FullDisk {
+        data: RefCell<Vec<u8>>,
+        room: usize,
+    }
+
+    impl Write for FullDisk {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(self.room);
+            if n == 0 {
+                return Err(std::io::Error::new(std::io::ErrorKind::StorageFull, "No space left on device"));
+            }
+            self.room -= n;
+            self.data.borrow_mut().extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl RowFile for FullDisk {
+        fn length(&self) -> std::io::Result<u64> {
+            Ok(self.data.borrow().len() as u64)
+        }
+        fn cut_to(&self, len: u64) -> std::io::Result<()> {
+            self.data.borrow_mut().truncate(len as usize);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_full_disk_never_leaves_a_partial_row() {
+        let mut f = FullDisk { data: RefCell::new(b"time,step,a_h1\n".to_vec()), room: 30 };
+        append_row(&mut f, b"0.0,0,4.0\n").unwrap();
+        let e = append_row(&mut f, b"0.1,1,4.000000000000001\n").unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::StorageFull);
+        assert_eq!(f.data.borrow().as_slice(), b"time,step,a_h1\n0.0,0,4.0\n");
+    }
+
+    #[test]
+    fn rows_append_to_a_real_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("g.csv");
+        std::fs::write(&p, "h\n").unwrap();
+        let mut f = OpenOptions::new().append(true).open(&p).unwrap();
+        append_row(&mut f, b"1\n").unwrap();
+        f.cut_to(2).unwrap();
+        append_row(&mut f, b"2\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "h\n2\n");
     }
 }

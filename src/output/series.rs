@@ -1,10 +1,11 @@
 //! The time series of a run: per output time one `.vtu` (one rank) or one `.vtu` piece per
 //! rank tied together by a `.pvtu` (several ranks), and a `.pvd` collection of the times that
-//! is rewritten (atomically) after every frame, so a run killed mid-way still leaves a series
-//! ParaView opens. With several ranks, rank 0 writes the `.pvtu` and the `.pvd` only once
-//! every rank has written its piece.
+//! is extended in place after every frame (see [`PvdFile`]), so a run killed mid-way still
+//! leaves a series ParaView opens, and a frame costs the same however many came before. With
+//! several ranks, rank 0 writes the `.pvtu` and the `.pvd` only once every rank has written
+//! its piece.
 
-use super::pvd::PvdCollection;
+use super::pvd::{PvdCollection, PvdFile};
 use super::vtk::{write_pvtu, write_vtu, CellField, FieldData};
 use crate::comm::{agree, Comm};
 use crate::mesh::Mesh;
@@ -16,6 +17,8 @@ pub struct Series {
     dir: PathBuf,
     name: String,
     pvd: PvdCollection,
+    /// Rank 0's `.pvd`, extended in place frame by frame.
+    pvd_file: PvdFile,
 }
 
 /// Cell fields derived from the state, in the order they are written.
@@ -51,12 +54,17 @@ pub struct Piece<'a> {
 
 impl Series {
     pub fn new(dir: &Path, name: &str) -> Series {
-        Series { dir: dir.to_path_buf(), name: name.to_string(), pvd: PvdCollection::new() }
+        Series { dir: dir.to_path_buf(), name: name.to_string(), pvd: PvdCollection::new(), pvd_file: PvdFile::new() }
     }
 
     /// A series that goes on from the frames of an earlier (checkpointed) run.
     pub fn resume(dir: &Path, name: &str, frames: Vec<(f64, String)>) -> Series {
-        Series { dir: dir.to_path_buf(), name: name.to_string(), pvd: PvdCollection::from_entries(frames) }
+        Series {
+            dir: dir.to_path_buf(),
+            name: name.to_string(),
+            pvd: PvdCollection::from_entries(frames),
+            pvd_file: PvdFile::new(),
+        }
     }
 
     /// The frames written so far: (time, file).
@@ -79,7 +87,8 @@ impl Series {
     ) -> Result<()> {
         let file = self.write_grid(comm, &format!("{index:05}"), piece, state, None)?;
         self.pvd.push(time, &file);
-        let pvd = if comm.is_root() { self.pvd.write(&self.pvd_path()) } else { Ok(()) };
+        let path = self.pvd_path();
+        let pvd = if comm.is_root() { self.pvd_file.sync(&self.pvd, &path) } else { Ok(()) };
         agree(comm, pvd)
     }
 

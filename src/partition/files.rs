@@ -210,7 +210,8 @@ pub fn write_rank(dir: &Path, s: &Submesh) -> Result<u64> {
 /// format version, a partition of another mesh or into another number of ranks.
 pub fn read_rank(dir: &Path, rank: u32, expected_mesh_fingerprint: u64, expected_ranks: u32) -> Result<Submesh> {
     let path = rank_file(dir, rank);
-    let bytes = fs::read(&path).with_context(|| format!("cannot read partition file {}", path.display()))?;
+    let bytes = crate::util::files::read_regular(&path)
+        .with_context(|| format!("cannot read partition file {}", path.display()))?;
     let s = decode(&bytes).with_context(|| format!("partition file {}", path.display()))?;
     let fail = |what: String| Err(anyhow::anyhow!("partition file {}: {what}", path.display()));
     if s.mesh_fingerprint != expected_mesh_fingerprint {
@@ -291,7 +292,7 @@ pub fn write_manifest(dir: &Path, m: &Manifest) -> Result<()> {
 
 pub fn read_manifest(dir: &Path) -> Result<Manifest> {
     let path = dir.join(MANIFEST);
-    let text = fs::read_to_string(&path).with_context(|| {
+    let text = crate::util::files::read_regular_to_string(&path).with_context(|| {
         format!("cannot read {} (not a partition directory, or one still being written)", path.display())
     })?;
     // Format and version first, so a manifest of another version is named as such rather

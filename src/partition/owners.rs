@@ -6,8 +6,8 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 pub fn read_owners(path: &Path, cells: usize, ranks: usize) -> Result<Vec<u32>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read the owner file {}", path.display()))?;
+    let text = crate::util::files::read_regular_to_string(path)
+        .with_context(|| format!("cannot read the owner file {}", path.display()))?;
     let mut owner = Vec::with_capacity(cells);
     for (k, line) in text.lines().enumerate() {
         for tok in line.split_whitespace() {

@@ -152,14 +152,42 @@ pub struct Time {
 pub struct Output {
     #[serde(default = "default_dir")]
     pub dir: PathBuf,
+    /// Most output frames a run may write (default [`MAX_FRAMES`]): a guard against an
+    /// interval typed in the wrong unit filling the disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_frames: Option<u64>,
 }
 fn default_dir() -> PathBuf {
     PathBuf::from("out")
 }
 impl Default for Output {
     fn default() -> Self {
-        Output { dir: default_dir() }
+        Output { dir: default_dir(), max_frames: None }
     }
+}
+
+/// Default most output frames (`output.max_frames` raises it).
+pub const MAX_FRAMES: u64 = 10_000;
+/// The most `output.max_frames` may raise the cap to.
+pub const MAX_FRAMES_LIMIT: u64 = 10_000_000;
+/// Most gauge records (rows of `gauges.csv`) that a `gauges.interval` may ask for.
+pub const MAX_GAUGE_RECORDS: f64 = 1e6;
+/// Longest scenario name (it names the output files).
+pub const MAX_NAME_LEN: usize = 100;
+/// Most triangles pycno can number (cell and vertex ids are 32-bit).
+pub const MAX_CELLS: u64 = u32::MAX as u64;
+
+/// Check a scenario name: it becomes file names in the output directory, so it must be a
+/// plain file name (no `/`, no `..`, no leading dot, no control characters).
+pub fn check_name(name: &str) -> Result<()> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.';
+    if name.is_empty() || name.len() > MAX_NAME_LEN || name.starts_with('.') || !name.chars().all(ok_char) {
+        bail!(
+            "name: expected 1 to {MAX_NAME_LEN} ASCII letters, digits, '_', '-' or '.' (not first), \
+             found {name:?}: the name becomes the output file names"
+        );
+    }
+    Ok(())
 }
 
 /// The paper's cell counts (de la Asunción et al. 2012, Tables 1-2).
@@ -191,7 +219,8 @@ impl Scenario {
 
     /// Parse and validate a scenario file. Errors name the file and the field.
     pub fn from_file(path: &Path) -> Result<Scenario> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read scenario {}", path.display()))?;
+        let text = crate::util::files::read_regular_to_string(path)
+            .with_context(|| format!("cannot read scenario {}", path.display()))?;
         let mut s = Self::from_json(&text).map_err(|e| anyhow!("{}: {e:#}", path.display()))?;
         if let Some(m) = &s.mesh {
             if m.is_relative() {
@@ -202,8 +231,8 @@ impl Scenario {
     }
 
     pub fn from_json(text: &str) -> Result<Scenario> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let s: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
             let path = if path == "." { String::new() } else { path };
             let inner = e.into_inner().to_string();
@@ -216,6 +245,15 @@ impl Scenario {
             } else {
                 anyhow!("{path}: {msg}")
             }
+        })?;
+        // Whatever follows the object (a second object, garbage, NUL bytes) is an error, not
+        // ignored: it is most likely a file that was pasted together or damaged.
+        de.end().map_err(|e| {
+            anyhow!(
+                "unexpected content after the scenario's JSON object at line {} column {}: expected the end of the file",
+                e.line(),
+                e.column()
+            )
         })?;
         s.validate()?;
         Ok(s)
@@ -236,7 +274,33 @@ impl Scenario {
         times
     }
 
+    /// How many frames the output times make (the initial state, the times in between and
+    /// the end), without listing them: an absurd interval must not allocate before it is
+    /// refused.
+    pub fn frame_count(&self) -> f64 {
+        let t = &self.time;
+        let between = match (&t.output_times, t.output_interval) {
+            (Some(ts), _) => ts.len() as f64,
+            (None, Some(dt)) => (t.end / dt - 1e-9).floor().max(0.0),
+            (None, None) => 0.0,
+        };
+        between + 2.0
+    }
+
     pub fn validate(&self) -> Result<()> {
+        self.validate_with(true)
+    }
+
+    /// [`validate`](Self::validate) for a scenario already validated once and then changed
+    /// by the command line (`--t-end`, `--output-interval`, `--out`, `--cells`), which never
+    /// touches the domain's polygons: everything but their geometry is checked again, so a
+    /// large domain is searched for crossings once per run, not twice.
+    pub fn validate_after_overrides(&self) -> Result<()> {
+        self.validate_with(false)
+    }
+
+    fn validate_with(&self, geometry: bool) -> Result<()> {
+        check_name(&self.name)?;
         self.physics.validate()?;
         let t = &self.time;
         if !(t.end.is_finite() && t.end > 0.0) {
@@ -249,9 +313,6 @@ impl Scenario {
             if !(dt.is_finite() && dt > 0.0) {
                 bail!("time.output_interval: expected a positive interval, found {dt}");
             }
-            if t.end / dt > 1e6 {
-                bail!("time.output_interval: {dt} would write more than a million outputs before time.end = {}", t.end);
-            }
         }
         if let Some(ts) = &t.output_times {
             for (k, w) in ts.windows(2).enumerate() {
@@ -263,18 +324,54 @@ impl Scenario {
                 bail!("time.output_times[{k}]: expected a time in [0, time.end = {}], found {bad}", t.end);
             }
         }
+        let max_frames = self.output.max_frames.unwrap_or(MAX_FRAMES);
+        if max_frames > MAX_FRAMES_LIMIT {
+            bail!(
+                "output.max_frames: {max_frames} is more than pycno allows ({MAX_FRAMES_LIMIT}); the list of output \
+                 times alone would not fit in memory"
+            );
+        }
+        let frames = self.frame_count();
+        if frames > max_frames as f64 {
+            let field = if t.output_times.is_some() { "time.output_times" } else { "time.output_interval" };
+            let (what, given) = match (&t.output_times, t.output_interval) {
+                (Some(ts), _) => ("times".to_string(), format!("{} output times", ts.len())),
+                (None, dt) => (format!("{} s", dt.unwrap_or(0.0)), String::new()),
+            };
+            let asked = if given.is_empty() { format!("an interval of {what}") } else { given };
+            bail!(
+                "{field}: {asked} until time.end = {} would write {frames:.0} frames; at most {max_frames} are allowed \
+                 (set output.max_frames in the scenario to raise the cap)",
+                t.end
+            );
+        }
         match (&self.domain, &self.mesh) {
             (Some(_), Some(_)) => bail!("domain, mesh: give either a domain to triangulate or a mesh file, not both"),
             (None, None) => bail!("domain: missing; give a domain to triangulate or a mesh file"),
             (Some(d), None) => {
-                crate::mesh::domain::check_domain(d)?;
+                if geometry {
+                    crate::mesh::domain::check_domain(d)?;
+                }
                 let r = &self.resolution;
                 match (r.cells, r.max_area) {
                     (None, None) => bail!("resolution: give cells (a target triangle count) or max_area"),
                     (Some(_), Some(_)) => bail!("resolution: give either cells or max_area, not both"),
                     (Some(n), None) if n < 2 => bail!("resolution.cells: expected at least 2 triangles, found {n}"),
+                    (Some(n), None) if n > MAX_CELLS => {
+                        bail!("resolution.cells: {n} triangles are more than pycno can number (at most {MAX_CELLS})")
+                    }
                     (None, Some(a)) if !(a.is_finite() && a > 0.0) => {
                         bail!("resolution.max_area: expected a positive area, found {a}")
+                    }
+                    (None, Some(a)) => {
+                        let area = crate::mesh::generate::domain_area(d);
+                        let implied = area / a;
+                        if implied.is_nan() || implied > MAX_CELLS as f64 {
+                            bail!(
+                                "resolution.max_area: {a} in a domain of area {area} means at least {implied:.3e} \
+                                 triangles, more than pycno can number (at most {MAX_CELLS}) or any machine can hold"
+                            );
+                        }
                     }
                     _ => {}
                 }
@@ -282,7 +379,16 @@ impl Scenario {
                     bail!("resolution.min_angle: expected degrees in [0, 33] (refinement may not end above that), found {}", r.min_angle);
                 }
             }
-            (None, Some(_)) => {}
+            (None, Some(_)) => {
+                let r = &self.resolution;
+                if r.cells.is_some() || r.max_area.is_some() || r.min_angle != Resolution::default().min_angle {
+                    bail!(
+                        "resolution: applies to a domain that pycno triangulates; this scenario reads the mesh file \
+                         {}: remove resolution (or give a domain instead of the mesh)",
+                        self.mesh.as_deref().unwrap_or(Path::new("")).display()
+                    );
+                }
+            }
         }
         self.bathymetry.validate()?;
         self.initial.validate()?;
@@ -293,6 +399,14 @@ impl Scenario {
             if let Some(dt) = g.interval {
                 if !(dt.is_finite() && dt > 0.0) {
                     bail!("gauges.interval: expected a positive interval in seconds, found {dt}");
+                }
+                let records = t.end / dt;
+                if records.is_nan() || records > MAX_GAUGE_RECORDS {
+                    bail!(
+                        "gauges.interval: {dt} s until time.end = {} would record {records:.3e} rows; at most \
+                         {MAX_GAUGE_RECORDS:.0} are allowed: give a larger interval",
+                        t.end
+                    );
                 }
             }
             for (k, p) in g.points.iter().enumerate() {

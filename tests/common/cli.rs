@@ -9,6 +9,12 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_pycno");
 
+/// The binary the tests run: this build's, or `PYCNO_TEST_BIN` (another build, e.g. to see
+/// a test fail on the code before a fix).
+pub fn bin() -> std::ffi::OsString {
+    std::env::var_os("PYCNO_TEST_BIN").unwrap_or_else(|| BIN.into())
+}
+
 /// No command in the tests needs more than a minute or two; a hang fails at this bound.
 pub const LIMIT: Duration = Duration::from_secs(300);
 
@@ -17,10 +23,10 @@ pub const LIMIT: Duration = Duration::from_secs(300);
 /// this machine's few cores.
 pub fn command(np: usize, cwd: Option<&Path>, args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut cmd = if np == 0 {
-        Command::new(BIN)
+        Command::new(bin())
     } else {
         let mut c = Command::new("mpirun");
-        c.args(["--allow-run-as-root", "--oversubscribe", "-np", &np.to_string(), BIN]);
+        c.args(["--allow-run-as-root", "--oversubscribe", "-np", &np.to_string()]).arg(bin());
         c.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1").env("RAYON_NUM_THREADS", "1");
         c
     };
@@ -34,8 +40,8 @@ pub fn command(np: usize, cwd: Option<&Path>, args: &[&str], env: &[(&str, &str)
     cmd
 }
 
-/// Run a command to completion, or kill it at [`LIMIT`] and fail (a hang).
-pub fn run_bounded(mut cmd: Command) -> Output {
+/// Run a command to completion, or kill it after `limit` and fail the test (a hang).
+pub fn run_bounded(mut cmd: Command, limit: Duration) -> Output {
     let start = Instant::now();
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("cannot start the command");
     // Drain the pipes on threads so that a chatty child never blocks on a full pipe.
@@ -55,10 +61,10 @@ pub fn run_bounded(mut cmd: Command) -> Output {
         if let Some(st) = child.try_wait().expect("wait") {
             break st;
         }
-        if start.elapsed() > LIMIT {
+        if start.elapsed() > limit {
             child.kill().ok();
             let _ = child.wait();
-            panic!("{cmd:?} did not finish within {LIMIT:?}: a hang");
+            panic!("{cmd:?} did not finish within {limit:?}: a hang");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -69,7 +75,7 @@ pub fn run_bounded(mut cmd: Command) -> Output {
 
 /// Run `pycno` (see [`command`]).
 pub fn pycno_np(np: usize, cwd: Option<&Path>, args: &[&str], env: &[(&str, &str)]) -> Output {
-    run_bounded(command(np, cwd, args, env))
+    run_bounded(command(np, cwd, args, env), LIMIT)
 }
 
 /// A finished command's output, for assertion messages.

@@ -53,3 +53,53 @@ pub fn masses(state: &[CellState], area: &[f64]) -> (f64, f64) {
 pub fn scenario(json: &str) -> Scenario {
     Scenario::from_json(json).unwrap_or_else(|e| panic!("test scenario invalid: {e:#}"))
 }
+
+/// Run the `pycno` binary with `args` in `cwd` (and extra environment), killing it after
+/// `limit`: a regression to a hang then fails the test instead of hanging CI.
+/// `PYCNO_TEST_BIN` runs another build instead (to see a campaign fail on the code before
+/// a fix).
+pub fn pycno_within(
+    cwd: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    limit: std::time::Duration,
+) -> std::process::Output {
+    let mut cmd = std::process::Command::new(cli::bin());
+    cmd.args(args)
+        .current_dir(cwd)
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("RUST_LOG")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null());
+    cli::run_bounded(cmd, limit)
+}
+
+/// Every path below `dir` (files and directories, symlinks not followed), relative to it,
+/// sorted.
+pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    fn walk(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            out.push(p.strip_prefix(root).unwrap().to_path_buf());
+            if e.file_type().unwrap().is_dir() {
+                walk(root, &p, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// Merge `patch`'s top-level keys into the JSON object `doc`; a null value removes the key.
+pub fn patch_top_level(doc: &mut serde_json::Value, patch: &serde_json::Value) {
+    for (k, v) in patch.as_object().expect("a JSON object") {
+        if v.is_null() {
+            doc.as_object_mut().expect("a JSON object").remove(k);
+        } else {
+            doc[k] = v.clone();
+        }
+    }
+}

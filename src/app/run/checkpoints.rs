@@ -95,12 +95,7 @@ impl Checkpoints {
             }
         }
         let root = opts.checkpoint_dir.clone().unwrap_or_else(|| s.output.dir.join("checkpoints"));
-        std::fs::create_dir_all(&root)
-            .with_context(|| format!("cannot create checkpoint directory {}", root.display()))?;
-        let probe = root.join(format!(".pycno-write-test.{}", std::process::id()));
-        std::fs::write(&probe, b"")
-            .with_context(|| format!("checkpoint directory {} is not writable", root.display()))?;
-        let _ = std::fs::remove_file(&probe);
+        crate::util::atomic::probe_writable(&root, "checkpoint directory")?;
         let kill_at = std::env::var("PYCNO_KILL_IN_CHECKPOINT").ok().and_then(|v| v.parse().ok());
         Ok(Some(Checkpoints {
             root,
@@ -112,6 +107,13 @@ impl Checkpoints {
             precision: opts.precision,
             kill_at,
         }))
+    }
+
+    /// Claim the checkpoint directory for this run (rank 0; the caller agrees): a directory
+    /// that holds another run's checkpoints is refused, so that pruning never deletes them
+    /// and a restart never resumes the wrong run. A restart continues its checkpoint's run.
+    pub fn claim(&self, restart: Option<&Path>) -> Result<()> {
+        checkpoint::claim_for(&self.root, restart)
     }
 
     /// Whether to write one after `step` (the same answer on every rank).

@@ -23,6 +23,7 @@ use crate::solver::exchange::{AllEdges, EdgePass, ExchangeMode, Halo, PhaseTimes
 use crate::solver::layout::kernel_bytes;
 use crate::solver::stepper::{step_loop_with, Event, Schedule};
 use crate::util::atomic::write_bytes_atomic;
+use crate::util::memory::check_run_fits;
 use anyhow::{anyhow, bail, Context, Result};
 use checkpoints::{load_restart, restart_state, Checkpoints};
 use clap::ValueEnum;
@@ -134,8 +135,8 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario> {
         if n < 2 {
             bail!("--cells: expected at least 2 triangles, found {n}");
         }
-        if s.mesh.is_some() {
-            bail!("--cells applies to scenarios that triangulate a domain; this one reads a mesh file");
+        if let Some(m) = &s.mesh {
+            return Err(super::cells_with_mesh_file(m));
         }
         s.resolution.cells = Some(n);
         s.resolution.max_area = None;
@@ -160,7 +161,9 @@ fn apply_overrides(s: &mut Scenario, opts: &RunOptions) -> Result<()> {
     if let Some(out) = &opts.out {
         s.output.dir = out.clone();
     }
-    s.validate().map_err(|e| anyhow!("{e:#} (after applying the command-line options)"))
+    // The domain's geometry was checked when the scenario was read; the options never
+    // change it, so a large domain is searched for crossings once.
+    s.validate_after_overrides().map_err(|e| anyhow!("{e:#} (after applying the command-line options)"))
 }
 
 /// What a run starts from: the scenario, its prepared mesh, the depth and state of every
@@ -189,6 +192,8 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
         (None, None) => "the paper benchmark".into(),
     };
     let pm = agree(comm, scenario_mesh(&s).with_context(|| source.clone()))?;
+    // Refuse a run that cannot fit before its arrays are allocated (an abort otherwise).
+    agree(comm, check_run_fits(pm.topo.num_cells(), opts.precision.float_bytes(), comm.node_rank().1))?;
     let (depth, mut state) =
         agree(comm, initial::evaluate(&s, &pm.topo.cell_centroid).with_context(|| source.clone()))?;
     if let Some(r) = &restart {
@@ -282,6 +287,9 @@ pub fn simulate(
         observers.push(Box::new(Frames));
     }
     let checkpoints = agree(comm, Checkpoints::new(opts, s, pm.fingerprint()))?;
+    if let Some(c) = &checkpoints {
+        agree(comm, if comm.is_root() { c.claim(opts.restart.as_deref()) } else { Ok(()) })?;
+    }
     if let Some(g) = &s.gauges {
         let at = resume.map(|r| r.time);
         let recorder = GaugeRecorder::new(comm, &s.output.dir, g, &pm.mesh, &pm.topo.cell_centroid, &part.global, at);

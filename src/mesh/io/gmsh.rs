@@ -3,8 +3,10 @@
 //! Reading: 3-node triangles (element type 2) become the triangles; 2-node lines (type 1)
 //! in a physical group become boundary segments tagged with the physical tag (4.1: the first
 //! physical tag of the line's curve entity; 2.2: the element's first tag); lines without a
-//! physical group (or with physical tag 0) are skipped, as are points and 3D elements.
-//! Higher-order triangles and quadrangles are an error. Nodes that no triangle uses
+//! physical group (or with physical tag 0), higher-order lines and points are skipped, with
+//! a warning that counts them. Every other element type (quadrangles, higher-order
+//! triangles, 3D elements, unknown types) is an error naming the line and the type: skipped,
+//! it would leave a hole in the mesh. Nodes that no triangle uses
 //! (geometry points) are dropped and the rest renumbered compactly in node-tag order; z is
 //! ignored. Boundary segments come out in element-tag order. Unknown sections are skipped.
 //!
@@ -55,6 +57,38 @@ fn unsupported_msg(t: u64, what: &str) -> String {
          (mesh with Mesh.ElementOrder = 1 and without recombination)"
     )
 }
+
+/// What an element type means to the reader.
+enum Kind {
+    Triangle,
+    /// The 2-node line: a boundary segment when it has a physical group.
+    Line,
+    /// Points and higher-order lines: skipped (counted for a warning).
+    Skip,
+}
+
+/// Classify element type `t`, or the error message for types that would leave a hole or
+/// a wrong mesh if skipped: other 2D elements, 3D elements and types pycno does not know.
+fn element_kind(t: u64) -> Result<Kind, String> {
+    if let Some(what) = unsupported_2d(t) {
+        return Err(unsupported_msg(t, what));
+    }
+    match t {
+        2 => Ok(Kind::Triangle),
+        1 => Ok(Kind::Line),
+        15 | 8 | 26..=28 | 62..=70 => Ok(Kind::Skip),
+        4 | 11 | 29..=31 => Err(format!("element type {t} (a tetrahedron) is a 3D element: {NEED_2D}")),
+        5 | 12 | 17 | 92 | 93 => Err(format!("element type {t} (a hexahedron) is a 3D element: {NEED_2D}")),
+        6 | 13 | 18 => Err(format!("element type {t} (a prism) is a 3D element: {NEED_2D}")),
+        7 | 14 | 19 => Err(format!("element type {t} (a pyramid) is a 3D element: {NEED_2D}")),
+        _ => Err(format!(
+            "element type {t} is not one pycno reads: it reads 3-node triangles (type 2), and skips points (15) \
+             and lines (1 and higher-order lines) that are not tagged boundary lines"
+        )),
+    }
+}
+
+const NEED_2D: &str = "pycno needs a 2D surface mesh of 3-node triangles (gmsh -2)";
 
 /// The nodes of a `$Nodes` section, looked up by (possibly sparse) tag.
 struct Nodes {
@@ -132,12 +166,18 @@ struct Reader<'a> {
     triangles: Vec<[u32; 3]>,
     segs: Vec<RawSeg>,
     have_elements: bool,
+    /// Points, higher-order lines and untagged lines left out.
+    skipped: u64,
 }
 
 /// Read a Gmsh ASCII `.msh` file, version 4.1 or 2.2.
 pub fn read_gmsh(path: &Path) -> Result<Mesh> {
-    let data = read_file(path)?;
-    let mut r = TextLines::new(path, &data, false);
+    read_gmsh_bytes(path, &read_file(path)?)
+}
+
+/// [`read_gmsh`] of a file's contents already in memory; `path` names it in errors.
+pub fn read_gmsh_bytes(path: &Path, data: &[u8]) -> Result<Mesh> {
+    let mut r = TextLines::new(path, data, false);
     let v41 = read_format(&mut r)?;
     let mut rd = Reader {
         r,
@@ -147,6 +187,7 @@ pub fn read_gmsh(path: &Path) -> Result<Mesh> {
         triangles: Vec::new(),
         segs: Vec::new(),
         have_elements: false,
+        skipped: 0,
     };
     while let Some(line) = rd.r.next()? {
         match line {
@@ -381,27 +422,25 @@ impl<'a> Reader<'a> {
                     done.saturating_add(count)
                 )));
             }
-            if let Some(what) = unsupported_2d(etype) {
-                bail!(self.r.err(unsupported_msg(etype, what)));
-            }
+            let kind = element_kind(etype).map_err(|m| self.r.err(m))?;
             for _ in 0..count {
                 let line = data_line(&mut self.r, "Elements", "elements", n, done)?;
                 done += 1;
-                match etype {
-                    2 => {
+                match kind {
+                    Kind::Triangle => {
                         let [t, a, b, c] = self.r.fields::<4>(line, 4, 4, "elementTag node1 node2 node3")?;
                         self.r.uint(t, 1)?;
                         let tri = [self.node(a, 2)?, self.node(b, 3)?, self.node(c, 4)?];
                         self.triangles.push(tri);
                     }
-                    1 => {
+                    Kind::Line => {
                         let [t, a, b] = self.r.fields::<3>(line, 3, 3, "elementTag node1 node2")?;
                         let elem_tag = self.r.uint(t, 1)?;
                         let pos = [self.node(a, 2)?, self.node(b, 3)?];
                         let key = (edim == 1).then_some(etag);
                         self.segs.push(RawSeg { elem_tag, pos, key, line: self.r.line() });
                     }
-                    _ => {}
+                    Kind::Skip => self.skipped += 1,
                 }
             }
         }
@@ -426,13 +465,13 @@ impl<'a> Reader<'a> {
             let elem_tag = self.r.uint(id, 1)?;
             let etype = self.r.uint(etype, 2)?;
             let ntags = self.r.uint(ntags, 3)?;
-            if let Some(what) = unsupported_2d(etype) {
-                bail!(self.r.err(unsupported_msg(etype, what)));
-            }
-            let nnodes = match etype {
-                2 => 3,
-                1 => 2,
-                _ => continue,
+            let nnodes = match element_kind(etype).map_err(|m| self.r.err(m))? {
+                Kind::Triangle => 3,
+                Kind::Line => 2,
+                Kind::Skip => {
+                    self.skipped += 1;
+                    continue;
+                }
             };
             let total = 3u64.saturating_add(ntags).saturating_add(nnodes);
             let what = if nnodes == 3 {
@@ -499,6 +538,7 @@ impl<'a> Reader<'a> {
                 s.key.unwrap_or(0)
             };
             if phys == 0 {
+                self.skipped += 1;
                 continue;
             }
             if phys < 0 || phys > u32::MAX as i64 {
@@ -521,6 +561,13 @@ impl<'a> Reader<'a> {
                 }
             }
             boundary.push(BoundarySegment { v, tag: phys as u32 });
+        }
+        if self.skipped > 0 {
+            log::warn!(
+                "{}: skipped {} point and line elements that are not tagged boundary lines",
+                r.name(),
+                self.skipped
+            );
         }
         Ok(Mesh { vertices, triangles, boundary })
     }
@@ -700,11 +747,26 @@ mod tests {
                 "t.msh:13: expected $EndElements after the 1 elements of the header (line 11)",
             ),
             ("$Elements\n1\n1 15 2 1 1 3\n$EndElements\n", "t.msh:13: the file has no 3-node triangles"),
+            (
+                "$Elements\n2\n1 2 2 1 1 1 2 3\n2 4 2 1 1 1 2 3 1\n$EndElements\n",
+                "t.msh:13: element type 4 (a tetrahedron) is a 3D element",
+            ),
+            ("$Elements\n2\n1 2 2 1 1 1 2 3\n2 99 0 1 2\n$EndElements\n", "t.msh:13: element type 99 is not one pycno"),
         ];
         for (tail, want) in cases {
             let e = read_str(&format!("{TRI22}{tail}")).unwrap_err().to_string();
             assert!(e.contains(want), "{e}\nwanted {want}");
         }
+    }
+
+    #[test]
+    fn v41_blocks_of_3d_elements_are_errors_and_high_order_lines_are_skipped() {
+        let head = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 4 1 4\n2 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n$EndNodes\n";
+        let tet = format!("{head}$Elements\n2 2 1 2\n2 1 2 1\n1 1 2 3\n3 1 4 1\n2 1 2 3 4\n$EndElements\n");
+        let e = read_str(&tet).unwrap_err().to_string();
+        assert!(e.contains("t.msh:20: element type 4 (a tetrahedron) is a 3D element"), "{e}");
+        let line3 = format!("{head}$Elements\n2 2 1 2\n2 1 2 1\n1 1 2 3\n1 1 8 1\n2 1 2 3\n$EndElements\n");
+        assert_eq!(read_str(&line3).unwrap().triangles.len(), 1);
     }
 
     #[test]

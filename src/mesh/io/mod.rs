@@ -10,9 +10,9 @@ pub mod gmsh;
 pub mod native;
 pub mod triangle;
 
-pub use gmsh::{read_gmsh, write_gmsh, GmshVersion};
-pub use native::{read_native, write_native};
-pub use triangle::{read_triangle, write_triangle};
+pub use gmsh::{read_gmsh, read_gmsh_bytes, write_gmsh, GmshVersion};
+pub use native::{read_native, read_native_bytes, write_native};
+pub use triangle::{read_triangle, read_triangle_bytes, write_triangle};
 
 use super::Mesh;
 use anyhow::{anyhow, bail, Result};
@@ -75,9 +75,11 @@ pub(crate) fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// The whole file, or "cannot open FILE: reason".
+/// The whole file, or "cannot open FILE: reason". Only regular files: a FIFO would block
+/// the open forever and a device would be read until memory runs out ("cannot open FILE:
+/// not a regular file: it is a FIFO (named pipe)").
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| anyhow!("cannot open {}: {}", path.display(), io_reason(&e)))
+    crate::util::files::read_regular(path).map_err(|e| anyhow!("cannot open {}: {}", path.display(), io_reason(&e)))
 }
 
 /// A token as shown in an error message: quoted, and clipped when long (binary junk).
@@ -137,6 +139,11 @@ impl<'a> TextLines<'a> {
             };
         }
         Ok(None)
+    }
+
+    /// The file's name as errors show it.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The number of the line last returned (1-based; at least 1).

@@ -89,7 +89,11 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 
 /// Read a native mesh, verifying magic, version, size and checksum.
 pub fn read_native(path: &Path) -> Result<Mesh> {
-    let data = read_file(path)?;
+    read_native_bytes(path, &read_file(path)?)
+}
+
+/// [`read_native`] of a file's contents already in memory; `path` names it in errors.
+pub fn read_native_bytes(path: &Path, data: &[u8]) -> Result<Mesh> {
     let name = path.display();
     let len = data.len();
     if len < 8 || &data[..8] != MAGIC {
@@ -105,7 +109,7 @@ pub fn read_native(path: &Path) -> Result<Mesh> {
             HEADER + 4
         );
     }
-    let version = u32_at(&data, 8);
+    let version = u32_at(data, 8);
     if version != VERSION {
         bail!("{name}: native mesh format version {version} is not supported: this pycno reads version {VERSION}");
     }
@@ -115,7 +119,7 @@ pub fn read_native(path: &Path) -> Result<Mesh> {
             HEADER + 4
         );
     }
-    let (nv, nt, ns) = (u64_at(&data, 12), u64_at(&data, 20), u64_at(&data, 28));
+    let (nv, nt, ns) = (u64_at(data, 12), u64_at(data, 20), u64_at(data, 28));
     let expected = HEADER as u128 + 16 * nv as u128 + 12 * nt as u128 + 12 * ns as u128 + 4;
     if expected != len as u128 {
         let how = if (len as u128) < expected {
@@ -129,7 +133,7 @@ pub fn read_native(path: &Path) -> Result<Mesh> {
         );
     }
     let body = &data[..len - 4];
-    let stored = u32_at(&data, len - 4);
+    let stored = u32_at(data, len - 4);
     let computed = crc32fast::hash(body);
     if stored != computed {
         bail!("{name}: checksum mismatch: the file is corrupted (stored CRC-32 {stored:08x}, computed {computed:08x})");

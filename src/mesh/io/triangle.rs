@@ -33,10 +33,22 @@ fn with_suffix(base: &Path, ext: &str) -> PathBuf {
 /// or the base name itself.
 pub fn read_triangle(path: &Path) -> Result<Mesh> {
     let base = base_of(path);
-    let (vertices, first) = read_node(&with_suffix(&base, "node"))?;
-    let triangles = read_ele(&with_suffix(&base, "ele"), vertices.len(), first)?;
-    let edge = with_suffix(&base, "edge");
-    let boundary = if edge.exists() { read_edge(&edge, vertices.len(), first)? } else { Vec::new() };
+    let (node, ele, edge) = (with_suffix(&base, "node"), with_suffix(&base, "ele"), with_suffix(&base, "edge"));
+    let node_data = read_file(&node)?;
+    let ele_data = read_file(&ele)?;
+    let edge_data = if edge.exists() { Some(read_file(&edge)?) } else { None };
+    read_triangle_bytes(&base, &node_data, &ele_data, edge_data.as_deref())
+}
+
+/// [`read_triangle`] of the files' contents already in memory; `base` (the path without
+/// extension) names them in errors.
+pub fn read_triangle_bytes(base: &Path, node: &[u8], ele: &[u8], edge: Option<&[u8]>) -> Result<Mesh> {
+    let (vertices, first) = read_node(&with_suffix(base, "node"), node)?;
+    let triangles = read_ele(&with_suffix(base, "ele"), ele, vertices.len(), first)?;
+    let boundary = match edge {
+        Some(data) => read_edge(&with_suffix(base, "edge"), data, vertices.len(), first)?,
+        None => Vec::new(),
+    };
     Ok(Mesh { vertices, triangles, boundary })
 }
 
@@ -87,9 +99,8 @@ fn expect_eof(r: &mut TextLines, n: u64, what: &str, hline: usize) -> Result<()>
     Ok(())
 }
 
-fn read_node(path: &Path) -> Result<(Vec<[f64; 2]>, i64)> {
-    let data = read_file(path)?;
-    let mut r = TextLines::new(path, &data, true);
+fn read_node(path: &Path, data: &[u8]) -> Result<(Vec<[f64; 2]>, i64)> {
+    let mut r = TextLines::new(path, data, true);
     let toks = header(&mut r, "<#vertices> <dimension> <#attributes> <#boundary markers>", 4)?;
     let hline = r.line();
     let n = header_field(&r, &toks, 0, 0)?;
@@ -143,9 +154,8 @@ fn vertex_index(r: &TextLines, tok: &str, k: usize, nv: usize, first: i64) -> Re
     Ok(i as u32)
 }
 
-fn read_ele(path: &Path, nv: usize, first: i64) -> Result<Vec<[u32; 3]>> {
-    let data = read_file(path)?;
-    let mut r = TextLines::new(path, &data, true);
+fn read_ele(path: &Path, data: &[u8], nv: usize, first: i64) -> Result<Vec<[u32; 3]>> {
+    let mut r = TextLines::new(path, data, true);
     let toks = header(&mut r, "<#triangles> <nodes per triangle> <#attributes>", 3)?;
     let hline = r.line();
     let n = header_field(&r, &toks, 0, 0)?;
@@ -176,9 +186,8 @@ fn read_ele(path: &Path, nv: usize, first: i64) -> Result<Vec<[u32; 3]>> {
     Ok(triangles)
 }
 
-fn read_edge(path: &Path, nv: usize, first: i64) -> Result<Vec<BoundarySegment>> {
-    let data = read_file(path)?;
-    let mut r = TextLines::new(path, &data, true);
+fn read_edge(path: &Path, data: &[u8], nv: usize, first: i64) -> Result<Vec<BoundarySegment>> {
+    let mut r = TextLines::new(path, data, true);
     let toks = header(&mut r, "<#edges> <#boundary markers>", 2)?;
     let hline = r.line();
     let n = header_field(&r, &toks, 0, 0)?;
