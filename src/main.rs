@@ -243,6 +243,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
         Command::Partition(args) => pycno::app::partition::command(&args)?,
         Command::Bench { cells, precision, repeat, t_end, json, backend, profile } => {
             let opts = BenchOptions { cells, precision, repeat, t_end, backend, profile };
+            opts.validate()?;
             if !json {
                 println!("paper benchmark to t = {t_end}, {precision:?}, backend {backend:?}, {} CPU threads, median of {repeat}", rayon::current_num_threads());
                 println!("{}", table_header());

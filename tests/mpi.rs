@@ -194,3 +194,30 @@ fn failures_end_every_rank_with_a_message() {
         assert_fails_with(&o, &["rank 2 of 3", "injected fault after step 4"]);
     }
 }
+
+/// Rank files of two different partitions of the same mesh, each valid alone, in one
+/// directory: before the fix the exchange waited for messages that never came (2 ranks: a
+/// hang at 100% CPU) or received the wrong sizes (3 ranks: MPI_ERR_TRUNCATE, no pycno
+/// message). Now every rank checks the files fit together before the first step.
+#[test]
+fn rank_files_of_two_partitions_are_refused_not_waited_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    for np in [2usize, 3] {
+        let (metis, striped) = (tmp.path().join(format!("metis{np}")), tmp.path().join(format!("striped{np}")));
+        let owners = tmp.path().join(format!("owners{np}.txt"));
+        std::fs::write(&owners, striped_owners(np)).unwrap();
+        for (dir, extra) in [(&metis, vec![]), (&striped, vec!["--owners", owners.to_str().unwrap()])] {
+            let np_s = np.to_string();
+            let mut args = vec!["partition", "--cells", CELLS, "--ranks", &np_s, "--no-vtk", "--out"];
+            args.push(dir.to_str().unwrap());
+            args.extend(extra);
+            ok(pycno_np(0, None, &args, &[]));
+        }
+        // Rank 1's file from the other partition.
+        std::fs::copy(striped.join("rank_00001.bin"), metis.join("rank_00001.bin")).unwrap();
+        let out = tmp.path().join(format!("out{np}"));
+        let o = mpirun(np, &run_args(out.to_str().unwrap(), &["--partition", metis.to_str().unwrap()]), &[]);
+        assert_fails_with(&o, &["do not belong to one partition", "pycno partition --check"]);
+        assert_eq!(String::from_utf8_lossy(&o.stderr).matches("error:").count(), 1, "one rank reports:\n{}", text(&o));
+    }
+}

@@ -19,7 +19,25 @@ pub struct BenchOptions {
     pub profile: bool,
 }
 
+/// The longest simulated time `bench` runs: the benchmark times the paper's first tenth of a
+/// second; a longer run is a study for `pycno run`, which shows its progress and can be
+/// stopped and resumed, and a huge `--t-end` would otherwise keep `bench` busy for ever.
+pub const MAX_T_END: f64 = 100.0;
+
+impl BenchOptions {
+    pub fn validate(&self) -> Result<()> {
+        if !(self.t_end > 0.0 && self.t_end <= MAX_T_END) {
+            anyhow::bail!(
+                "bench --t-end: expected a simulated time in (0, {MAX_T_END}] seconds, found {:?} (for longer runs use pycno run)",
+                self.t_end
+            );
+        }
+        Ok(())
+    }
+}
+
 pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Result<Vec<RunStats>> {
+    opts.validate()?;
     let choice = choose_backend(opts.backend, false)?;
     let mut all = Vec::new();
     for &n in &opts.cells {

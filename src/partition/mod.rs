@@ -17,6 +17,7 @@
 //! - [`view`]: the mesh coloured by rank, block and number of destinations, for ParaView.
 
 pub mod files;
+pub mod fit;
 pub mod local;
 pub mod metis;
 pub mod order;

@@ -7,7 +7,7 @@ use super::{BackendChoice, Precision, RunOptions, Setup};
 use crate::app::PreparedMesh;
 use crate::comm::{agree, Comm};
 use crate::mesh::Mesh;
-use crate::partition::{files, metis, submesh, Submesh};
+use crate::partition::{files, fit, metis, submesh, Submesh};
 use crate::physics::Model;
 use crate::solver::cuda::{self, CudaBackend, CudaReal};
 use crate::solver::{Backend, CpuBackend, Layout};
@@ -100,7 +100,9 @@ pub fn rank_submesh(opts: &RunOptions, pm: &PreparedMesh, comm: &dyn Comm) -> Re
                 m.stats.ranks
             );
         }
-        return files::read_rank(dir, rank as u32, fingerprint, size as u32).map(Some);
+        let sub = agree(comm, files::read_rank(dir, rank as u32, fingerprint, size as u32))?;
+        check_fit(dir, &sub, comm)?;
+        return Ok(Some(sub));
     }
     if size == 1 {
         return Ok(None);
@@ -112,6 +114,30 @@ pub fn rank_submesh(opts: &RunOptions, pm: &PreparedMesh, comm: &dyn Comm) -> Re
     comm.broadcast_u32(&mut owner);
     let mut subs = submesh::build(&pm.topo, &owner, size, fingerprint)?;
     Ok(Some(subs.swap_remove(rank)))
+}
+
+/// Every rank's file in `dir` must come from the same partition (each is valid alone, but
+/// files of two partitions of one mesh disagree on who sends what: the exchange would then
+/// wait for ever or receive the wrong sizes). Collective; the same answer on every rank.
+fn check_fit(dir: &std::path::Path, sub: &Submesh, comm: &dyn Comm) -> Result<()> {
+    let f = sub.fit();
+    let (sends, receives) = (comm.sum_u64(f.sends), comm.sum_u64(f.receives));
+    let (owned, owned_cells) = (comm.sum_u64(f.owned), comm.sum_u64(f.owned_cells));
+    if sends != receives || owned_cells != sub.global_cells as u64 || owned != fit::all_cells(sub.global_cells) {
+        let r: Result<()> = Err(anyhow::anyhow!(
+            "partition directory {}: its rank files do not belong to one partition ({}): partition again with pycno partition, or find the odd file with pycno partition --check {}",
+            dir.display(),
+            if sends != receives {
+                "what the ranks send and what they expect to receive differ"
+            } else {
+                "the ranks' cells do not cover the mesh exactly once"
+            },
+            dir.display()
+        ));
+        // Every rank knows; one reports.
+        return agree(comm, if comm.is_root() { r } else { Ok(()) });
+    }
+    Ok(())
 }
 
 /// A backend of the chosen kind and precision over this rank's layout, built from the
