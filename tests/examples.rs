@@ -64,7 +64,7 @@ fn run_example(path: &Path, device: BackendChoice, precision: Precision) -> (Vec
     let s = Scenario::from_file(path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
     let pm = scenario_mesh(&s).unwrap();
     let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
-    let setup = Setup { scenario: &s, pm: &pm, depth: &depth, state: &state, resume: None };
+    let setup = Setup::new(&s, &pm, &depth, &state);
     let part = RankPart::new(&pm, &depth, None).unwrap();
     let mut b = make_backend(device, precision, &setup, &part, 0).unwrap();
     let plan = Schedule {

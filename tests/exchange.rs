@@ -38,7 +38,7 @@ fn threaded(c: &Case, owner: &[u32], ranks: usize, opts: &RunOptions) -> (String
     let subs = submesh::build(&c.pm.topo, owner, ranks, c.pm.fingerprint()).unwrap();
     let gathers = subs.iter().flat_map(|s| &s.sends).filter(|d| d.runs.len() != 1).count();
     let comms = ThreadComm::group(ranks);
-    let setup = Setup { scenario: &c.s, pm: &c.pm, depth: &c.depth, state: &c.state, resume: None };
+    let setup = Setup::new(&c.s, &c.pm, &c.depth, &c.state);
     let results: Vec<(String, u64)> = std::thread::scope(|scope| {
         let handles: Vec<_> = comms
             .into_iter()
@@ -63,7 +63,7 @@ fn thread_ranks_equal_one_rank_bit_for_bit() {
     let c = case(3000, 0.2);
     for precision in [Precision::F32, Precision::F64] {
         let one = simulate(
-            &Setup { scenario: &c.s, pm: &c.pm, depth: &c.depth, state: &c.state, resume: None },
+            &Setup::new(&c.s, &c.pm, &c.depth, &c.state),
             &options(precision, ExchangeMode::Overlap),
             BackendChoice::Cpu,
             &Single,
@@ -102,7 +102,7 @@ fn a_wrong_exchange_is_caught() {
     // all: each rank runs its part as if alone), the state is not the one-rank state.
     let c = case(3000, 0.2);
     let one = simulate(
-        &Setup { scenario: &c.s, pm: &c.pm, depth: &c.depth, state: &c.state, resume: None },
+        &Setup::new(&c.s, &c.pm, &c.depth, &c.state),
         &options(Precision::F64, ExchangeMode::Overlap),
         BackendChoice::Cpu,
         &Single,
@@ -111,7 +111,7 @@ fn a_wrong_exchange_is_caught() {
     .unwrap();
     let owner = metis::partition_cells(&c.pm.topo, 2).unwrap();
     let subs = submesh::build(&c.pm.topo, &owner, 2, c.pm.fingerprint()).unwrap();
-    let setup = Setup { scenario: &c.s, pm: &c.pm, depth: &c.depth, state: &c.state, resume: None };
+    let setup = Setup::new(&c.s, &c.pm, &c.depth, &c.state);
     // Single as the communicator: each rank's submesh steps alone, its receive block frozen.
     // Each run's checksum covers its owned cells; their wrapping sum is the whole state's.
     let total = subs

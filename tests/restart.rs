@@ -442,3 +442,36 @@ fn wall_clock_checkpoints_are_written_and_restart() {
         &["--checkpoint-seconds", "positive"],
     );
 }
+
+/// `--restart CKPT --out NEW`: the new directory's `.pvd` lists every frame, the earlier
+/// ones by relative paths into the directory of the run that wrote the checkpoint (so the
+/// series opens in VTK as one), and `gauges.csv` continues from the earlier run's rows.
+/// Before, the `.pvd` listed files that exist only in the old directory, and a run with
+/// gauges failed ("cannot read NEW/gauges.csv").
+#[test]
+fn a_restart_into_another_output_directory_keeps_the_series_and_the_gauges() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scen = gauge_scenario(tmp.path(), r#"[{"name": "centre", "at": [0.1, 0.05]}]"#);
+    let sc = scen.display().to_string();
+    let full = tmp.path().join("full");
+    ok(pycno(0, &["run", &sc, "--backend", "cpu", "-q", "--out", &full.display().to_string()], &[]));
+    let cut = tmp.path().join("cut");
+    let c = cut.display().to_string();
+    killed(&pycno(
+        0,
+        &["run", &sc, "--backend", "cpu", "-q", "--out", &c, "--checkpoint-every", "10"],
+        &[("PYCNO_KILL", "0:27")],
+    ));
+    let moved = tmp.path().join("elsewhere").join("new");
+    let ck = cut.join("checkpoints").display().to_string();
+    ok(pycno(0, &["run", "--restart", &ck, "--backend", "cpu", "-q", "--out", &moved.display().to_string()], &[]));
+    // The state and the whole series equal the uninterrupted run's, read through VTK from
+    // the new directory's .pvd.
+    assert_eq!(stats(&moved)["state_checksum"], stats(&full)["state_checksum"]);
+    same_series(&full, &moved);
+    let pvd = std::fs::read_to_string(moved.join("dambreak.pvd")).unwrap();
+    assert!(pvd.contains("../../cut/dambreak_00000.vtu"), "the earlier frames by relative path:\n{pvd}");
+    let a = std::fs::read_to_string(full.join("gauges.csv")).unwrap();
+    let b = std::fs::read_to_string(moved.join("gauges.csv")).unwrap();
+    assert_eq!(a, b, "the restarted run's gauges.csv continues the earlier rows");
+}

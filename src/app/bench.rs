@@ -56,7 +56,7 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Resul
         };
         let mut runs = Vec::new();
         for _ in 0..opts.repeat.max(1) {
-            let setup = Setup { scenario: &s, pm: &pm, depth: &depth, state: &state, resume: None };
+            let setup = Setup::new(&s, &pm, &depth, &state);
             let st = simulate(&setup, &ro, choice, &Single, None)?;
             runs.push(st);
         }

@@ -55,7 +55,9 @@ pub struct GaugeRecorder {
 
 impl GaugeRecorder {
     /// Locate the gauges (every rank, on the global mesh) and, on rank 0, start the file:
-    /// a new one, or (restart, `resume_at = Some(t)`) the old one's rows up to time `t`.
+    /// a new one, or (restart, `resume = Some((t, earlier))`) the rows up to time `t` of the
+    /// earlier run's file `earlier` (the same file, or one in the output directory of the run
+    /// that wrote the checkpoint).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         comm: &dyn Comm,
@@ -64,8 +66,9 @@ impl GaugeRecorder {
         mesh: &Mesh,
         centroid: &[[f64; 2]],
         owned_global: &[u32],
-        resume_at: Option<f64>,
+        resume: Option<(f64, &Path)>,
     ) -> Result<GaugeRecorder> {
+        let resume_at = resume.map(|(t, _)| t);
         let mut cells = Vec::new();
         for (k, p) in g.points.iter().enumerate() {
             let c = locate(mesh, p.at).ok_or_else(|| {
@@ -80,8 +83,9 @@ impl GaugeRecorder {
                 let mut text = String::new();
                 match resume_at {
                     Some(t) => {
-                        let old = crate::util::files::read_regular_to_string(&path)
-                            .with_context(|| format!("cannot read {} to continue it", path.display()))?;
+                        let earlier = resume.map_or(path.as_path(), |(_, p)| p);
+                        let old = crate::util::files::read_regular_to_string(earlier)
+                            .with_context(|| format!("cannot read {} to continue it", earlier.display()))?;
                         for line in old.lines() {
                             let keep = line.starts_with('#')
                                 || line.starts_with("time,")

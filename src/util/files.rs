@@ -79,3 +79,35 @@ mod tests {
         assert_eq!(read_regular_to_string(&f).unwrap(), "abc");
     }
 }
+
+/// The path of `target` relative to the directory `base`, both absolute and free of `.`
+/// and `..` (as `canonicalize` returns them): `base/../x` style, for references that must
+/// resolve from `base` (a restarted run's `.pvd` listing the frames an earlier run wrote in
+/// another directory).
+pub fn relative_path(base: &Path, target: &Path) -> std::path::PathBuf {
+    let (b, t): (Vec<_>, Vec<_>) = (base.components().collect(), target.components().collect());
+    let common = b.iter().zip(&t).take_while(|(x, y)| x == y).count();
+    let mut out = std::path::PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c.as_os_str());
+    }
+    out
+}
+
+#[cfg(test)]
+mod relative_tests {
+    use super::relative_path;
+    use std::path::Path;
+
+    #[test]
+    fn relative_paths_resolve_from_the_base() {
+        let r = |b: &str, t: &str| relative_path(Path::new(b), Path::new(t)).display().to_string();
+        assert_eq!(r("/a/b/new", "/a/b/old/f.vtu"), "../old/f.vtu");
+        assert_eq!(r("/a/b", "/a/b/f.vtu"), "f.vtu");
+        assert_eq!(r("/x/y/z", "/a/f.vtu"), "../../../a/f.vtu");
+        assert_eq!(r("/a/b/c", "/a/b/c/d/e.vtu"), "d/e.vtu");
+    }
+}

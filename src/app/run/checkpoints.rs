@@ -22,6 +22,10 @@ pub struct Restart {
     pub dir: PathBuf,
     pub meta: checkpoint::Meta,
     pub scenario: Scenario,
+    /// The output directory of the run that wrote the checkpoint, when this run writes to
+    /// another one (`--out`): the earlier frames stay there (the new `.pvd` refers to them by
+    /// relative paths) and the earlier gauge rows are read from there.
+    pub earlier_output: Option<PathBuf>,
 }
 
 /// The checkpoint to resume, and its scenario with the command-line options that make sense
@@ -46,8 +50,39 @@ pub fn load_restart(path: &Path, opts: &RunOptions) -> Result<Restart> {
     if let Some(t) = opts.t_end.filter(|&t| t <= meta.time) {
         bail!("--t-end {t}: the checkpoint {} is already at t = {}", dir.display(), meta.time);
     }
+    let earlier = PathBuf::from(meta.scenario["output"]["dir"].as_str().unwrap_or(""));
     apply_overrides(&mut s, opts)?;
-    Ok(Restart { dir, meta, scenario: s })
+    let mut meta = meta;
+    let earlier_output = moved_output(&earlier, &s.output.dir, &mut meta.frames)
+        .with_context(|| format!("--restart {} --out {}", dir.display(), s.output.dir.display()))?;
+    Ok(Restart { dir, meta, scenario: s, earlier_output })
+}
+
+/// When a restart writes to another directory than the run that wrote the checkpoint:
+/// that run's directory (its frames rewritten as paths relative to the new directory, so the
+/// new `.pvd` lists frames that open), or `None` when both are the same.
+fn moved_output(earlier: &Path, now: &Path, frames: &mut [(f64, String)]) -> Result<Option<PathBuf>> {
+    std::fs::create_dir_all(now).with_context(|| format!("cannot create output directory {}", now.display()))?;
+    let now = std::fs::canonicalize(now).with_context(|| format!("output directory {}", now.display()))?;
+    let Ok(earlier) = std::fs::canonicalize(earlier) else {
+        if frames.is_empty() {
+            return Ok(None);
+        }
+        bail!(
+            "the output directory {} of the run that wrote the checkpoint is gone, and with it the {} frames written before the checkpoint; restart without --out to keep them in one series, or restore that directory",
+            earlier.display(),
+            frames.len()
+        );
+    };
+    if earlier == now {
+        return Ok(None);
+    }
+    for (_, file) in frames.iter_mut() {
+        // Paths already relative to an earlier directory stay relative to it.
+        let target = earlier.join(&*file);
+        *file = crate::util::files::relative_path(&now, &target).display().to_string();
+    }
+    Ok(Some(earlier))
 }
 
 /// The checkpoint's cells, by global id, after checking that they belong to this mesh.
@@ -159,11 +194,16 @@ impl Checkpoints {
             (|| -> Result<()> {
                 let s = run.scenario;
                 let mut scenario = serde_json::to_value(s)?;
-                // A mesh file by absolute path, so the restart may run from another directory.
+                // A mesh file and the output directory by absolute path, so the restart may run
+                // from another directory, and find this run's frames and gauges if it writes
+                // to another output directory.
                 if let Some(m) = &s.mesh {
                     let abs = std::fs::canonicalize(m).with_context(|| format!("mesh file {}", m.display()))?;
                     scenario["mesh"] = serde_json::Value::String(abs.display().to_string());
                 }
+                let out = &s.output.dir;
+                let abs = std::fs::canonicalize(out).with_context(|| format!("output directory {}", out.display()))?;
+                scenario["output"]["dir"] = serde_json::Value::String(abs.display().to_string());
                 let meta = checkpoint::Meta {
                     format: "pycno-checkpoint".into(),
                     version: checkpoint::VERSION,

@@ -174,6 +174,16 @@ pub struct Setup<'a> {
     pub depth: &'a [f64],
     pub state: &'a [CellState],
     pub resume: Option<&'a Meta>,
+    /// The output directory of the run that wrote that checkpoint, when this run writes to
+    /// another one.
+    pub earlier_output: Option<&'a Path>,
+}
+
+impl<'a> Setup<'a> {
+    /// A run from the start (no checkpoint).
+    pub fn new(scenario: &'a Scenario, pm: &'a PreparedMesh, depth: &'a [f64], state: &'a [CellState]) -> Setup<'a> {
+        Setup { scenario, pm, depth, state, resume: None, earlier_output: None }
+    }
 }
 
 pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
@@ -201,8 +211,11 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     }
     let choice = agree(comm, choose_backend(opts.backend, !comm.is_root()))?;
     let submesh = agree(comm, rank_submesh(opts, &pm, comm))?;
-    let setup =
-        Setup { scenario: &s, pm: &pm, depth: &depth, state: &state, resume: restart.as_ref().map(|r| &r.meta) };
+    let setup = Setup {
+        resume: restart.as_ref().map(|r| &r.meta),
+        earlier_output: restart.as_ref().and_then(|r| r.earlier_output.as_deref()),
+        ..Setup::new(&s, &pm, &depth, &state)
+    };
     let mut stats = simulate(&setup, opts, choice, comm, submesh)?;
     stats.mesh_seconds = pm.seconds;
     stats.wall_seconds = max_over_ranks(comm, wall.elapsed().as_secs_f64());
@@ -291,7 +304,10 @@ pub fn simulate(
         agree(comm, if comm.is_root() { c.claim(opts.restart.as_deref()) } else { Ok(()) })?;
     }
     if let Some(g) = &s.gauges {
-        let at = resume.map(|r| r.time);
+        // A restart continues the gauges of the run that wrote the checkpoint, which may have
+        // written them to another output directory.
+        let earlier = setup.earlier_output.unwrap_or(&s.output.dir).join(crate::output::gauges::FILE);
+        let at = resume.map(|r| (r.time, earlier.as_path()));
         let recorder = GaugeRecorder::new(comm, &s.output.dir, g, &pm.mesh, &pm.topo.cell_centroid, &part.global, at);
         observers.push(Box::new(Gauges::new(agree(comm, recorder)?)));
     }
