@@ -1,4 +1,4 @@
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use pycno::app::bench::{bench, profile_rows, table_header, table_row, BenchOptions};
 use pycno::app::run::{describe_outputs, run, BackendChoice, Precision, RunOptions};
@@ -10,6 +10,7 @@ use pycno::scenario::PAPER_CELLS;
 use pycno::solver::exchange::ExchangeMode;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Two-layer shallow-water flow on unstructured triangle meshes (IR-Roe scheme).
 #[derive(Parser)]
@@ -47,6 +48,11 @@ enum Command {
         /// Stop after this many steps.
         #[arg(long, allow_negative_numbers = true, value_parser = count_arg::<u64>)]
         max_steps: Option<u64>,
+        /// End the job when a rank makes no progress for SECONDS (a stopped process, a hung
+        /// GPU, file system or node), naming the rank and where it stopped, instead of
+        /// waiting for ever. Choose it well above the longest output or checkpoint write.
+        #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+        watchdog: Option<f64>,
         /// Write no VTK files (stats.json only).
         #[arg(long)]
         no_vtk: bool,
@@ -178,6 +184,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             precision,
             backend,
             max_steps,
+            watchdog,
             no_vtk,
             quiet,
             partition,
@@ -188,6 +195,12 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             checkpoint_keep,
             restart,
         } => {
+            if let Some(seconds) = watchdog {
+                if !(seconds.is_finite() && seconds > 0.0 && seconds <= 1e7) {
+                    bail!("--watchdog {seconds}: expected a number of seconds in (0, 1e7]");
+                }
+                pycno::comm::watchdog::start(Duration::from_secs_f64(seconds), comm.rank(), comm.size());
+            }
             let opts = RunOptions {
                 scenario,
                 cells,

@@ -221,3 +221,23 @@ fn rank_files_of_two_partitions_are_refused_not_waited_for() {
         assert_eq!(String::from_utf8_lossy(&o.stderr).matches("error:").count(), 1, "one rank reports:\n{}", text(&o));
     }
 }
+
+/// A rank that stops answering (here SIGSTOP, as a hung GPU, file system or node would):
+/// without `--watchdog` the other ranks wait in the exchange for ever. With it the job ends
+/// in bounded time, non-zero, and the ranks next to the silent one name it.
+#[test]
+fn a_rank_that_stops_answering_ends_the_job_under_the_watchdog() {
+    let tmp = tempfile::tempdir().unwrap();
+    for mode in ["overlap", "blocking"] {
+        let out = tmp.path().join(format!("out-{mode}"));
+        let args = run_args(out.to_str().unwrap(), &["--exchange", mode, "--watchdog", "2", "--t-end", "5"]);
+        let o = mpirun(3, &args, &[("PYCNO_STOP", "1:3")]);
+        assert_fails_with(&o, &["--watchdog", "halo messages of rank 1 never came"]);
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("rank 0,"), "{}", text(&o));
+    }
+    // Its value is checked.
+    for bad in ["0", "-1", "nan", "inf"] {
+        let o = mpirun(1, &run_args(tmp.path().join("x").to_str().unwrap(), &["--watchdog", bad]), &[]);
+        assert_fails_with(&o, &[&format!("--watchdog {}", bad.replace("nan", "NaN"))]);
+    }
+}

@@ -13,6 +13,7 @@
 
 pub mod mpi;
 pub mod threads;
+pub mod watchdog;
 
 use anyhow::Result;
 

@@ -106,6 +106,7 @@ impl Messages for MpiComm {
     ) -> Result<()> {
         let world = &self.world;
         let mut result = Ok(());
+        let sources: Vec<usize> = recvs.iter().map(|(from, _, _)| *from).collect();
         mpi::request::multiple_scope(sends.len() + recvs.len(), |scope, coll| {
             for (from, tag, buf) in recvs.iter_mut() {
                 coll.add(world.process_at_rank(*from as i32).immediate_receive_into_with_tag(scope, &mut **buf, *tag));
@@ -117,8 +118,21 @@ impl Messages for MpiComm {
             result = work(&mut || {
                 coll.test_all(&mut done);
             });
+            // Wait message by message, so that the watchdog can say whose never came.
+            let mut pending = vec![true; sources.len()];
             let mut done = Vec::new();
-            coll.wait_all(&mut done);
+            while coll.incomplete() > 0 {
+                let waiting: Vec<usize> = sources.iter().zip(&pending).filter(|(_, &p)| p).map(|(&r, _)| r).collect();
+                super::watchdog::waiting_for(&waiting);
+                coll.wait_some(&mut done);
+                for (k, _, _) in &done {
+                    // Receives were added first: request k < sources.len() is a receive.
+                    if let Some(p) = pending.get_mut(*k) {
+                        *p = false;
+                    }
+                }
+            }
+            super::watchdog::waiting_for(&[]);
         });
         result
     }

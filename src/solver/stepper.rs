@@ -3,7 +3,7 @@
 
 use super::backend::{Backend, Health, StepContext};
 use super::exchange::{AllEdges, EdgePass, PhaseTimes};
-use crate::comm::Comm;
+use crate::comm::{watchdog, Comm};
 use anyhow::{bail, Result};
 use std::time::Instant;
 
@@ -84,11 +84,13 @@ pub fn step_loop_with(
         }
         let target = plan.outputs.get(next_out).copied().unwrap_or(plan.t_end).min(plan.t_end);
         let clock = Instant::now();
+        watchdog::beat(st.steps + 1, "the edge pass and the halo exchange");
         edges.edge_pass(b, t, &mut st.phases)?;
         let phase = Instant::now();
         let (dt_local, health) = b.local_dt(plan.gamma)?;
         st.phases.dt += phase.elapsed().as_secs_f64();
         let phase = Instant::now();
+        watchdog::beat(st.steps + 1, "the global time step (a reduction over all ranks)");
         // An unphysical cell on any rank turns the global minimum negative: all ranks stop.
         let dt_cfl = comm.min_f64(if health == Health::Bad { -1.0 } else { dt_local });
         st.phases.allreduce += phase.elapsed().as_secs_f64();
@@ -109,6 +111,7 @@ pub fn step_loop_with(
         st.time = t;
         st.dt_min = st.dt_min.min(dt);
         st.dt_max = st.dt_max.max(dt);
+        watchdog::beat(st.steps, "writing output, gauges or checkpoints (collective)");
         let mut output = false;
         while hits && next_out < plan.outputs.len() && plan.outputs[next_out] <= t {
             on_event(b, Event::Output { index: plan.first_output_index + next_out, time: t, step: st.steps })?;

@@ -133,17 +133,19 @@ impl Observer for ProgressLine {
 
 /// Failure injection for the tests, `VAR=RANK:STEP`: `PYCNO_FAULT` makes that rank fail with
 /// an error after that step (on that rank alone: the job must end, not hang); `PYCNO_KILL`
-/// makes it SIGKILL itself there (a node failure; a restart must recover).
+/// makes it SIGKILL itself there (a node failure; a restart must recover); `PYCNO_STOP`
+/// makes it SIGSTOP itself (a rank that stops answering: only `--watchdog` ends the job).
 pub struct Faults {
     fault: Option<(usize, u64)>,
     kill: Option<(usize, u64)>,
+    stop: Option<(usize, u64)>,
 }
 
 impl Faults {
     /// From the environment; `None` when neither variable is set.
     pub fn from_env() -> Result<Option<Faults>> {
-        let (fault, kill) = (injected("PYCNO_FAULT")?, injected("PYCNO_KILL")?);
-        Ok((fault.is_some() || kill.is_some()).then_some(Faults { fault, kill }))
+        let (fault, kill, stop) = (injected("PYCNO_FAULT")?, injected("PYCNO_KILL")?, injected("PYCNO_STOP")?);
+        Ok((fault.is_some() || kill.is_some() || stop.is_some()).then_some(Faults { fault, kill, stop }))
     }
 }
 
@@ -162,6 +164,10 @@ impl Observer for Faults {
         if self.kill == Some(me) {
             // SAFETY: plain libc calls; the process ends here, as on a node failure.
             unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
+        if self.stop == Some(me) {
+            // SAFETY: as above; the process stops (all its threads) until SIGCONT or SIGKILL.
+            unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
         }
         Ok(())
     }
