@@ -6,6 +6,8 @@ template <typename T> struct Model {
     T g;                // gravity
     T r;                // density ratio rho1 / rho2
     T linear_friction;  // linear bottom friction on the lower layer (m/s); 0 for none
+    T ref_h1;           // layer 1's thickness in the reference rest state: h1 = d1 + ref_h1
+    T ref_interface;    // the reference interface elevation: h2 = (d2 + ref_interface) + H
 };
 
 // Whether any cell source term is on (Model::has_sources).

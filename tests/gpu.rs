@@ -6,7 +6,7 @@ use common::{masses, scenario};
 use pycno::app::scenario_mesh;
 use pycno::comm::Single;
 use pycno::physics::CellState;
-use pycno::physics::{Model, Physics};
+use pycno::physics::Model;
 use pycno::scenario::{initial, Scenario};
 use pycno::solver::cuda::{probe, CudaBackend, CudaReal};
 use pycno::solver::stepper::step_loop;
@@ -32,7 +32,7 @@ fn run_both<T: CudaReal>(
     let pm = scenario_mesh(s).unwrap();
     let (depth, start) = initial::evaluate(s, &pm.topo.cell_centroid).unwrap();
     let params = Model::<T>::new(&s.physics).unwrap();
-    let lay = Layout::<T>::from_topology(&pm.topo, &depth, &start);
+    let lay = Layout::<T>::from_topology(&pm.topo, &depth, &start, &s.physics.reference());
     let plan = common::plan(s, Some(steps));
     let mut gpu = CudaBackend::new(params, &lay, 0).unwrap();
     let mut cpu = CpuBackend::new(params, lay).unwrap();
@@ -173,8 +173,8 @@ fn every_slot_written<T: CudaReal>(tol: f64) {
         st.q1 = [0.1 * p[1] * st.h1, -0.05 * p[0] * st.h1];
         st.q2 = [0.02 * p[0] * st.h2, 0.03 * st.h2];
     }
-    let params = Model::<T>::new(&Physics::default()).unwrap();
-    let lay = Layout::<T>::from_topology(&pm.topo, &depth, &start);
+    let params = Model::<T>::new(&s.physics).unwrap();
+    let lay = Layout::<T>::from_topology(&pm.topo, &depth, &start, &s.physics.reference());
     let mut gpu = CudaBackend::new(params, &lay, 0).unwrap();
     gpu.poison_accumulators().unwrap();
     gpu.process_edges(0..lay.num_edges(), 0.0).unwrap();

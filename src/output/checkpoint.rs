@@ -9,11 +9,14 @@
 //!
 //! Rank file, little endian: magic `PYCNOCKP`, u32 version, u32 float bytes (4 or 8),
 //! u32 rank, u32 ranks, u64 mesh fingerprint, u64 step, f64 time, u64 cells, then per cell
-//! its u32 global id, then per cell `h1, q1x, q1y, h2, q2x, q2y` in the run's float type,
-//! then the CRC-32 of everything before it. Values are stored in the run's precision, so a
-//! restart continues bit for bit.
+//! its u32 global id, then per cell the solver's stored numbers `d1, q1x, q1y, d2, q2x, q2y,
+//! d1_lo, d2_lo` (`physics::StoredCell`: thickness deviations from the scenario's
+//! `physics.reference` rest state, with their low parts) in the run's float type, then the
+//! CRC-32 of everything before it. Values are stored exactly as the solver holds them, so a
+//! restart continues bit for bit. Version 1 held thicknesses instead: a restart from one
+//! could not continue bit for bit, so it is refused with a message that says so.
 
-use crate::physics::CellState;
+use crate::physics::StoredCell;
 use crate::util::atomic::{write_atomic, write_bytes_atomic};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -21,9 +24,24 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 pub const MAGIC: &[u8; 8] = b"PYCNOCKP";
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 pub const META: &str = "meta.json";
 const HEADER: usize = 8 + 4 * 4 + 8 * 4;
+/// Numbers per cell (`StoredCell::to_array`).
+const VALUES: usize = 8;
+
+/// Why a checkpoint of another version cannot be read.
+fn version_error(found: u32) -> String {
+    if found < VERSION {
+        format!(
+            "version {found} was written by an earlier pycno, which stored thicknesses; this pycno stores \
+             deviations from a rest state (version {VERSION}) and cannot continue it bit for bit: rerun from the \
+             start, or finish the run with the pycno that wrote it"
+        )
+    } else {
+        format!("version {found} was written by a newer pycno; this one reads version {VERSION}")
+    }
+}
 
 /// What a restart needs besides the cells: the run's scenario (after command-line
 /// overrides) and where it stood.
@@ -66,11 +84,11 @@ pub fn write_rank(
     time: f64,
     float_bytes: usize,
     global: &[u32],
-    state: &[CellState],
+    cells: &[StoredCell],
 ) -> Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("cannot create checkpoint directory {}", dir.display()))?;
     let n = global.len();
-    let mut b = Vec::with_capacity(HEADER + n * (4 + 6 * float_bytes) + 4);
+    let mut b = Vec::with_capacity(HEADER + n * (4 + VALUES * float_bytes) + 4);
     b.extend_from_slice(MAGIC);
     for x in [VERSION, float_bytes as u32, rank as u32, ranks as u32] {
         b.extend_from_slice(&x.to_le_bytes());
@@ -82,7 +100,7 @@ pub fn write_rank(
     for g in global {
         b.extend_from_slice(&g.to_le_bytes());
     }
-    for s in state {
+    for s in cells {
         for x in s.to_array() {
             if float_bytes == 4 {
                 b.extend_from_slice(&(x as f32).to_le_bytes());
@@ -167,20 +185,19 @@ pub fn read_meta(dir: &Path) -> Result<Meta> {
     let text = fs::read_to_string(&p).with_context(|| format!("cannot read checkpoint {}", p.display()))?;
     let m: Meta = serde_json::from_str(&text)
         .with_context(|| format!("checkpoint {}: not a valid pycno checkpoint", p.display()))?;
-    if m.format != "pycno-checkpoint" || m.version != VERSION {
-        bail!(
-            "checkpoint {}: format {:?} version {}, but this pycno reads pycno-checkpoint version {VERSION}",
-            p.display(),
-            m.format,
-            m.version
-        );
+    if m.format != "pycno-checkpoint" {
+        bail!("checkpoint {}: format {:?}, but this pycno reads pycno-checkpoint", p.display(), m.format);
+    }
+    if m.version != VERSION {
+        bail!("checkpoint {}: {}", p.display(), version_error(m.version));
     }
     Ok(m)
 }
 
-/// The whole state, by global cell id, from every rank file of the checkpoint in `dir`.
-pub fn read_state(dir: &Path, meta: &Meta, fingerprint: u64) -> Result<Vec<CellState>> {
-    let mut state = vec![CellState::default(); meta.cells];
+/// The whole state as stored, by global cell id, from every rank file of the checkpoint in
+/// `dir`.
+pub fn read_state(dir: &Path, meta: &Meta, fingerprint: u64) -> Result<Vec<StoredCell>> {
+    let mut state = vec![StoredCell::default(); meta.cells];
     let mut seen = vec![false; meta.cells];
     for rank in 0..meta.ranks {
         let path = rank_file(dir, rank);
@@ -198,7 +215,7 @@ pub fn read_state(dir: &Path, meta: &Meta, fingerprint: u64) -> Result<Vec<CellS
         let u64_at = |o: usize| u64::from_le_bytes(body[o..o + 8].try_into().unwrap());
         let (version, fb, r, ranks) = (u32_at(8), u32_at(12) as usize, u32_at(16) as usize, u32_at(20) as usize);
         if version != VERSION {
-            return Err(what(format!("version {version}, this pycno reads {VERSION}")));
+            return Err(what(version_error(version)));
         }
         if u64_at(24) != fingerprint {
             return Err(what("made for another mesh than this scenario's".into()));
@@ -211,7 +228,7 @@ pub fn read_state(dir: &Path, meta: &Meta, fingerprint: u64) -> Result<Vec<CellS
             return Err(what(format!("{fb}-byte floats, but the checkpoint says {}", meta.precision)));
         }
         let n = u64_at(48) as usize;
-        if body.len() != HEADER + n * (4 + 6 * fb) {
+        if body.len() != HEADER + n * (4 + VALUES * fb) {
             return Err(what(format!("{} bytes for {n} cells", b.len())));
         }
         let vals = HEADER + 4 * n;
@@ -222,14 +239,14 @@ pub fn read_state(dir: &Path, meta: &Meta, fingerprint: u64) -> Result<Vec<CellS
             }
             seen[g] = true;
             let v = |i: usize| {
-                let o = vals + (6 * k + i) * fb;
+                let o = vals + (VALUES * k + i) * fb;
                 if fb == 4 {
                     f32::from_le_bytes(body[o..o + 4].try_into().unwrap()) as f64
                 } else {
                     f64::from_le_bytes(body[o..o + 8].try_into().unwrap())
                 }
             };
-            state[g] = CellState::from_array(std::array::from_fn(v));
+            state[g] = StoredCell::from_array(std::array::from_fn(v));
         }
     }
     if let Some(g) = seen.iter().position(|s| !s) {

@@ -17,7 +17,7 @@ use crate::comm::{agree, Comm};
 use crate::output::checkpoint::Meta;
 use crate::output::gauges::GaugeRecorder;
 use crate::output::series::{Piece, Series};
-use crate::physics::CellState;
+use crate::physics::{CellState, StoredCell};
 use crate::scenario::{initial, Scenario};
 use crate::solver::exchange::{AllEdges, EdgePass, ExchangeMode, MpiHalo, PhaseTimes};
 use crate::solver::layout::kernel_bytes;
@@ -163,14 +163,21 @@ fn apply_overrides(s: &mut Scenario, opts: &RunOptions) -> Result<()> {
     s.validate().map_err(|e| anyhow!("{e:#} (after applying the command-line options)"))
 }
 
-/// What a run starts from: the scenario, its prepared mesh, the depth and state of every
-/// cell (by global id), and the checkpoint it resumes, if any.
+/// What a run starts from: the scenario, its prepared mesh, the depth of every cell and its
+/// state as the solver stores it (by global id), and the checkpoint it resumes, if any.
 pub struct Setup<'a> {
     pub scenario: &'a Scenario,
     pub pm: &'a PreparedMesh,
     pub depth: &'a [f64],
-    pub state: &'a [CellState],
+    pub cells: &'a [StoredCell],
     pub resume: Option<&'a Meta>,
+}
+
+/// An initial state as the solver stores it: relative to the scenario's rest state
+/// (`physics.reference`).
+pub fn stored_cells(s: &Scenario, depth: &[f64], state: &[CellState]) -> Vec<StoredCell> {
+    let rest = s.physics.reference();
+    state.iter().zip(depth).map(|(c, &d)| StoredCell::from_state(c, d, &rest)).collect()
 }
 
 pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
@@ -189,15 +196,15 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
         (None, None) => "the paper benchmark".into(),
     };
     let pm = agree(comm, scenario_mesh(&s).with_context(|| source.clone()))?;
-    let (depth, mut state) =
-        agree(comm, initial::evaluate(&s, &pm.topo.cell_centroid).with_context(|| source.clone()))?;
-    if let Some(r) = &restart {
-        state = agree(comm, restart_state(r, &pm))?;
-    }
+    let (depth, state) = agree(comm, initial::evaluate(&s, &pm.topo.cell_centroid).with_context(|| source.clone()))?;
+    let cells = match &restart {
+        Some(r) => agree(comm, restart_state(r, &pm))?,
+        None => stored_cells(&s, &depth, &state),
+    };
     let choice = agree(comm, choose_backend(opts.backend, !comm.is_root()))?;
     let submesh = agree(comm, rank_submesh(opts, &pm, comm))?;
     let setup =
-        Setup { scenario: &s, pm: &pm, depth: &depth, state: &state, resume: restart.as_ref().map(|r| &r.meta) };
+        Setup { scenario: &s, pm: &pm, depth: &depth, cells: &cells, resume: restart.as_ref().map(|r| &r.meta) };
     let mut stats = simulate(&setup, opts, choice, comm, submesh)?;
     stats.mesh_seconds = pm.seconds;
     stats.wall_seconds = max_over_ranks(comm, wall.elapsed().as_secs_f64());
