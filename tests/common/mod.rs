@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod ocean;
 
 use pycno::app::{scenario_mesh, PreparedMesh};
 use pycno::comm::Single;
