@@ -20,7 +20,8 @@ __device__ __forceinline__ Side<T> side_from_thickness(const Model<T>& m, T h1, 
 template <typename T>
 __device__ __forceinline__ Side<T> side_from_elevations(const Model<T>& m, T surface, T interface, T q1x, T q1y, T q2x,
                                                         T q2y, T depth) {
-    Side<T> s = {(surface - interface) - m.ref_h1, q1x, q1y, interface - m.ref_interface, q2x, q2y, depth};
+    T d2 = interface - m.ref_interface;
+    Side<T> s = {(surface - m.ref_surface) - d2, q1x, q1y, d2, q2x, q2y, depth};
     return s;
 }
 template <typename T> struct EdgeFlux { T i[6]; T j[6]; T speed; bool fallback; };

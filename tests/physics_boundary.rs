@@ -183,3 +183,26 @@ fn wall_flux_mass_is_exactly_zero() {
         assert!(f.i.iter().all(|x| x.is_finite()), "non-finite wall flux for {w:?}");
     }
 }
+
+/// A boundary builds its ghost from physical quantities: `Side::from_thickness` and
+/// `Side::from_elevations` give back those thicknesses (to rounding), and a ghost at rest at
+/// the model's reference levels is stored as exact zeros, whatever the depth.
+#[test]
+fn ghost_states_build_from_thicknesses_and_elevations() {
+    let mut rng = Rng::new(26);
+    for _ in 0..10_000 {
+        let reference = pycno::physics::Reference { surface: rng.range(-2.0, 2.0), interface: rng.range(-300.0, -3.0) };
+        let p = Model::<f32>::new(&Physics { reference: Some(reference), ..Default::default() }).unwrap();
+        let depth = rng.range(-reference.interface + 1.0, 1000.0) as f32;
+        let (h1, h2) = (rng.range(0.5, 300.0) as f32, rng.range(0.5, 300.0) as f32);
+        let (q1, q2) = ([rng.range(-3.0, 3.0) as f32, 0.5], [0.25, rng.range(-3.0, 3.0) as f32]);
+        let w = Side::from_thickness(&p, h1, q1, h2, q2, depth);
+        let tol = |h: f32| 4.0 * f32::EPSILON * (h.abs() + depth);
+        assert!((w.h1(&p) - h1).abs() <= tol(h1) && (w.h2(&p) - h2).abs() <= tol(h2), "{w:?} vs {h1} {h2}");
+        assert_eq!((w.q1, w.q2, w.depth), (q1, q2, depth));
+        let (zs, zi) = (reference.surface as f32, reference.interface as f32);
+        let rest = Side::from_elevations(&p, zs, zi, [0.0; 2], [0.0; 2], depth);
+        assert_eq!((rest.d1, rest.d2, rest.q1, rest.q2), (0.0, 0.0, [0.0; 2], [0.0; 2]), "{rest:?}");
+        assert!((rest.h2(&p) - (depth + zi)).abs() <= tol(depth));
+    }
+}

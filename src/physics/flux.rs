@@ -60,11 +60,12 @@ impl<T: Real> Side<T> {
     }
 
     /// From the free-surface and interface elevations (above the reference level) and the
-    /// momenta: exact zeros for the reference levels themselves, so a ghost at rest at
-    /// those levels is at rest exactly.
+    /// momenta, as differences of small numbers: exact zeros for the reference levels
+    /// themselves, so a ghost at rest at those levels meets cells at rest exactly.
     #[inline(always)]
     pub fn from_elevations(m: &Model<T>, surface: T, interface: T, q1: [T; 2], q2: [T; 2], depth: T) -> Side<T> {
-        Side { d1: (surface - interface) - m.ref_h1, q1, d2: interface - m.ref_interface, q2, depth }
+        let d2 = interface - m.ref_interface;
+        Side { d1: (surface - m.ref_surface) - d2, q1, d2, q2, depth }
     }
 
     /// Layer 1's thickness (rounded once: for the nonlinear terms).

@@ -122,10 +122,13 @@ pub struct Model<T> {
     pub r: T,
     /// Linear bottom friction on the lower layer (m/s); 0 for none.
     pub linear_friction: T,
-    /// Layer 1's thickness in the reference rest state (`Reference::h1`): h1 = d1 + ref_h1.
-    pub ref_h1: T,
+    /// The reference rest state's free-surface elevation (for ghosts given by elevations).
+    pub ref_surface: T,
     /// The reference interface elevation: h2 = (d2 + ref_interface) + H.
     pub ref_interface: T,
+    /// Layer 1's thickness in the reference rest state, `Reference::h1` rounded once from
+    /// float64: h1 = d1 + ref_h1.
+    pub ref_h1: T,
 }
 
 impl<T: Real> Model<T> {
@@ -136,8 +139,9 @@ impl<T: Real> Model<T> {
             g: T::c(p.g),
             r: T::c(p.r),
             linear_friction: T::c(p.linear_friction),
-            ref_h1: T::c(rest.h1()),
+            ref_surface: T::c(rest.surface),
             ref_interface: T::c(rest.interface),
+            ref_h1: T::c(rest.h1()),
         })
     }
 
