@@ -90,9 +90,6 @@ pub struct StoredCell {
     pub lo: [f64; 2],
 }
 
-/// Names of the eight numbers of [`StoredCell::to_array`], in order.
-pub const STORED_NAMES: [&str; 8] = ["d1", "q1x", "q1y", "d2", "q2x", "q2y", "d1_lo", "d2_lo"];
-
 impl StoredCell {
     /// `state` over a bottom at depth `depth`, stored relative to `rest`, the deviations in
     /// float64 with no low part yet (the solver's layout splits them). The thicknesses at
