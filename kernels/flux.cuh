@@ -1,9 +1,29 @@
 // The numerical flux across one edge (the IR-Roe scheme of de la Asunción, Mantas, Castro
 // and Fernández-Nieto, 2012, section 2.2): a line-by-line mirror of src/physics/flux.rs
-// (change both together; tests/gpu_probes.rs compares them).
+// (change both together; tests/gpu_probes.rs compares them). Jumps come from the stored
+// deviations and neither side carries its own cell's hydrostatic pressure: exactly zero at
+// rest in any precision (the module comment of flux.rs says why).
 #pragma once
 
-template <typename T> struct Side { T h1, q1x, q1y, h2, q2x, q2y, depth; };
+// The stored numbers: thickness deviations from the model's reference rest state.
+template <typename T> struct Side { T d1, q1x, q1y, d2, q2x, q2y, depth; };
+
+template <typename T> __device__ __forceinline__ T side_h1(const Model<T>& m, const Side<T>& s) { return s.d1 + m.ref_h1; }
+template <typename T> __device__ __forceinline__ T side_h2(const Model<T>& m, const Side<T>& s) {
+    return (s.d2 + m.ref_interface) + s.depth;
+}
+template <typename T>
+__device__ __forceinline__ Side<T> side_from_thickness(const Model<T>& m, T h1, T q1x, T q1y, T h2, T q2x, T q2y, T depth) {
+    Side<T> s = {h1 - m.ref_h1, q1x, q1y, (h2 - depth) - m.ref_interface, q2x, q2y, depth};
+    return s;
+}
+template <typename T>
+__device__ __forceinline__ Side<T> side_from_elevations(const Model<T>& m, T surface, T interface, T q1x, T q1y, T q2x,
+                                                        T q2y, T depth) {
+    T d2 = interface - m.ref_interface;
+    Side<T> s = {(surface - m.ref_surface) - d2, q1x, q1y, d2, q2x, q2y, depth};
+    return s;
+}
 template <typename T> struct EdgeFlux { T i[6]; T j[6]; T speed; bool fallback; };
 
 template <typename T>
@@ -21,7 +41,7 @@ template <typename T>
 __device__ __forceinline__ EdgeFlux<T> numerical_flux(const Model<T>& m, const Side<T>& wi, const Side<T>& wj, T nx, T ny) {
     const T g = m.g, r = m.r;
     const T half = T(0.5);
-    T h1i = wi.h1, h2i = wi.h2, h1j = wj.h1, h2j = wj.h2;
+    T h1i = side_h1(m, wi), h2i = side_h2(m, wi), h1j = side_h1(m, wj), h2j = side_h2(m, wj);
     T qn1i = wi.q1x * nx + wi.q1y * ny, qn2i = wi.q2x * nx + wi.q2y * ny;
     T qn1j = wj.q1x * nx + wj.q1y * ny, qn2j = wj.q2x * nx + wj.q2y * ny;
     T ih1i = T(1) / h1i, ih2i = T(1) / h2i, ih1j = T(1) / h1j, ih2j = T(1) / h2j;
@@ -33,15 +53,12 @@ __device__ __forceinline__ EdgeFlux<T> numerical_flux(const Model<T>& m, const S
     T u1 = (s1i * u1i + s1j * u1j) / (s1i + s1j);
     T u2 = (s2i * u2i + s2j * u2j) / (s2i + s2j);
 
-    T dh1 = h1j - h1i, dh2 = h2j - h2i, dd = wj.depth - wi.depth;
-    T nc1 = g * h1 * (dh2 - dd);
-    T nc3 = g * h2 * (r * dh1 - dd);
-    T b[4] = {
-        qn1j - qn1i,
-        qn1j * u1j - qn1i * u1i + g * h1 * (dh1 + dh2 - dd),
-        qn2j - qn2i,
-        qn2j * u2j - qn2i * u2i + g * h2 * (dh2 + r * dh1 - dd),
-    };
+    T dh1 = wj.d1 - wi.d1;
+    T deta2 = wj.d2 - wi.d2;
+    T deta1 = dh1 + deta2;
+    T p1 = g * h1 * deta1;
+    T p3 = g * h2 * (deta2 + r * dh1);
+    T b[4] = {qn1j - qn1i, qn1j * u1j - qn1i * u1i + p1, qn2j - qn2i, qn2j * u2j - qn2i * u2i + p3};
 
     Eigenvalues<T> eig = eigenvalues(g, r, h1, u1, h2, u2);
     T dm[4] = {T(0), T(0), T(0), T(0)};
@@ -81,29 +98,24 @@ __device__ __forceinline__ EdgeFlux<T> numerical_flux(const Model<T>& m, const S
             for (int k = 0; k < 4; ++k) dm[k] = dm[k] + wc * cols[l][k];
         }
     } else {
-        T dv[4] = {dh1, qn1j - qn1i, dh2 - dd, qn2j - qn2i};
+        T dv[4] = {dh1, qn1j - qn1i, deta2, qn2j - qn2i};
 #pragma unroll
         for (int k = 0; k < 4; ++k) dm[k] = half * (b[k] - speed * dv[k]);
     }
 
-    T phi[4] = {
-        qn1i + dm[0],
-        qn1i * u1i + half * g * h1i * h1i + dm[1],
-        qn2i + dm[2],
-        qn2i * u2i + half * g * h2i * h2i + dm[3],
-    };
+    T phi[4] = {qn1i + dm[0], qn1i * u1i + dm[1], qn2i + dm[2], qn2i * u2i + dm[3]};
     T m1 = phi[0], m2 = phi[2];
     T ut1 = m1 > T(0) ? (wi.q1y * nx - wi.q1x * ny) * ih1i : (wj.q1y * nx - wj.q1x * ny) * ih1j;
     T ut2 = m2 > T(0) ? (wi.q2y * nx - wi.q2x * ny) * ih2i : (wj.q2y * nx - wj.q2x * ny) * ih2j;
     T s1 = m1 * ut1, s2 = m2 * ut2;
 
     EdgeFlux<T> f;
-    T p1 = phi[1], p2 = phi[3];
-    f.i[0] = m1; f.i[1] = p1 * nx - s1 * ny; f.i[2] = p1 * ny + s1 * nx;
-    f.i[3] = m2; f.i[4] = p2 * nx - s2 * ny; f.i[5] = p2 * ny + s2 * nx;
-    p1 = phi[1] - nc1; p2 = phi[3] - nc3;
-    f.j[0] = m1; f.j[1] = p1 * nx - s1 * ny; f.j[2] = p1 * ny + s1 * nx;
-    f.j[3] = m2; f.j[4] = p2 * nx - s2 * ny; f.j[5] = p2 * ny + s2 * nx;
+    T a1 = phi[1], a2 = phi[3];
+    f.i[0] = m1; f.i[1] = a1 * nx - s1 * ny; f.i[2] = a1 * ny + s1 * nx;
+    f.i[3] = m2; f.i[4] = a2 * nx - s2 * ny; f.i[5] = a2 * ny + s2 * nx;
+    a1 = phi[1] - p1; a2 = phi[3] - p3;
+    f.j[0] = m1; f.j[1] = a1 * nx - s1 * ny; f.j[2] = a1 * ny + s1 * nx;
+    f.j[3] = m2; f.j[4] = a2 * nx - s2 * ny; f.j[5] = a2 * ny + s2 * nx;
     f.speed = speed;
     f.fallback = fallback;
     return f;

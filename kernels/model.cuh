@@ -6,6 +6,9 @@ template <typename T> struct Model {
     T g;                // gravity
     T r;                // density ratio rho1 / rho2
     T linear_friction;  // linear bottom friction on the lower layer (m/s); 0 for none
+    T ref_surface;      // the reference rest state's free-surface elevation
+    T ref_interface;    // the reference interface elevation: h2 = (d2 + ref_interface) + H
+    T ref_h1;           // layer 1's thickness in the reference rest state: h1 = d1 + ref_h1
 };
 
 // Whether any cell source term is on (Model::has_sources).

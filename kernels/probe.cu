@@ -1,18 +1,18 @@
 // Probe kernels: each evaluates one physics function on many inputs, so that tests can
 // compare the CUDA mirror with the Rust physics function by function (tests/gpu_probes.rs).
-// Not used by runs. A side state is 7 values (h1, q1x, q1y, h2, q2x, q2y, depth); a flux
+// Not used by runs. A side state is 7 values (d1, q1x, q1y, d2, q2x, q2y, depth); a flux
 // result is 14 (i[6], j[6], speed, fallback as 0 or 1).
 
 template <typename T>
 __device__ __forceinline__ Side<T> probe_side(const T* x) {
     Side<T> s;
-    s.h1 = x[0]; s.q1x = x[1]; s.q1y = x[2]; s.h2 = x[3]; s.q2x = x[4]; s.q2y = x[5]; s.depth = x[6];
+    s.d1 = x[0]; s.q1x = x[1]; s.q1y = x[2]; s.d2 = x[3]; s.q2x = x[4]; s.q2y = x[5]; s.depth = x[6];
     return s;
 }
 
 template <typename T>
 __device__ __forceinline__ void probe_store_side(const Side<T>& s, T* y) {
-    y[0] = s.h1; y[1] = s.q1x; y[2] = s.q1y; y[3] = s.h2; y[4] = s.q2x; y[5] = s.q2y; y[6] = s.depth;
+    y[0] = s.d1; y[1] = s.q1x; y[2] = s.q1y; y[3] = s.d2; y[4] = s.q2x; y[5] = s.q2y; y[6] = s.depth;
 }
 
 template <typename T>

@@ -5,7 +5,9 @@
 // DeviceArrays in src/solver/cuda/launch.rs) and the model as another. The host side is
 // src/solver/cuda/.
 //
-// Layout (src/solver/layout.rs): v1 = (h1, q1x, q1y, H), v2 = (h2, q2x, q2y, area);
+// Layout (src/solver/layout.rs): v1 = (d1, q1x, q1y, H), v2 = (d2, q2x, q2y, area), the
+// thicknesses stored as deviations from the reference rest state; lo = (d1_lo, d2_lo), their
+// low parts, which only the update reads and writes;
 // ecells = (i, j, slot_i, slot_j) with j = -1 on a boundary, where the fourth int is the
 // boundary table index; enormal = n * L;
 // acc[(2 * slot + layer) * stride + cell] = (M1, M2, M3, Z) / (M4, M5, M6, 0).
@@ -17,6 +19,8 @@ template <typename T> struct Arrays {
     const V4<T>* v2;
     V4<T>* o1;        // the state the update writes (the host then swaps the pairs)
     V4<T>* o2;
+    const V2<T>* lo;  // low parts of the owned cells' deviations, read by the update
+    V2<T>* olo;       // and written here (swapped likewise)
     const int4* ecells;
     const V2<T>* enormal;
     V4<T>* acc;
@@ -30,8 +34,8 @@ template <typename T> struct Arrays {
 template <typename T>
 __device__ __forceinline__ Side<T> load_side(const V4<T>& a, const V4<T>& b) {
     Side<T> s;
-    s.h1 = a.x; s.q1x = a.y; s.q1y = a.z; s.depth = a.w;
-    s.h2 = b.x; s.q2x = b.y; s.q2y = b.z;
+    s.d1 = a.x; s.q1x = a.y; s.q1y = a.z; s.depth = a.w;
+    s.d2 = b.x; s.q2x = b.y; s.q2y = b.z;
     return s;
 }
 
@@ -108,39 +112,45 @@ __device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4
 __device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, b); }
 __device__ __forceinline__ double div_rn(double a, double b) { return __ddiv_rn(a, b); }
 
-// Reads (v1, v2) and writes (o1, o2): the host swaps the two buffers after each update, so
-// the state before the last update stays available (the last good state of a blow-up).
+// Reads (v1, v2, lo) and writes (o1, o2, olo): the host swaps the two buffer sets after
+// each update, so the state before the last update stays available (the last good state of
+// a blow-up).
 template <typename T>
 __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
-                                              V4<T>* __restrict__ o1, V4<T>* __restrict__ o2, const V4<T>* __restrict__ acc,
-                                              long long stride, int n, const Model<T>& m, T dt,
-                                              unsigned long long* __restrict__ scratch) {
+                                              const V2<T>* __restrict__ lo, V4<T>* __restrict__ o1,
+                                              V4<T>* __restrict__ o2, V2<T>* __restrict__ olo,
+                                              const V4<T>* __restrict__ acc, long long stride, int n,
+                                              const Model<T>& m, T dt, unsigned long long* __restrict__ scratch) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
     if (c >= n) return;
     V4<T> a = v1[c], b = v2[c];
+    V2<T> l = lo[c];
     V4<T> s0 = acc[c], s2 = acc[2 * stride + c], s4 = acc[4 * stride + c];
     V4<T> t1 = acc[stride + c], t3 = acc[3 * stride + c], t5 = acc[5 * stride + c];
     // Correctly rounded, as on the CPU, whatever --prec-div says: the update is where mass
     // changes, and the fast division's rounding is biased enough to show in the mass of a
     // 10^6-cell float32 run.
     T k = div_rn(dt, b.w);
-    // Same association as the CPU: (slot 0 + slot 1) + slot 2.
-    a.x = a.x - k * (s0.x + s2.x + s4.x);
+    // Same association as the CPU: (slot 0 + slot 1) + slot 2. The thickness deviations
+    // take their increment with the low parts (exactly, whatever its size), rounded as on
+    // the CPU (no fused multiply-add).
+    add_compensated(a.x, l.x, -mul_rn(k, s0.x + s2.x + s4.x), a.x, l.x);
+    add_compensated(b.x, l.y, -mul_rn(k, t1.x + t3.x + t5.x), b.x, l.y);
     a.y = a.y - k * (s0.y + s2.y + s4.y);
     a.z = a.z - k * (s0.z + s2.z + s4.z);
-    b.x = b.x - k * (t1.x + t3.x + t5.x);
     b.y = b.y - k * (t1.y + t3.y + t5.y);
     b.z = b.z - k * (t1.z + t3.z + t5.z);
+    Side<T> s = load_side(a, b);
     if (has_sources(m)) {
-        Side<T> s = load_side(a, b);
         source(m, s, dt);
-        a.x = s.h1; a.y = s.q1x; a.z = s.q1y;
-        b.x = s.h2; b.y = s.q2x; b.z = s.q2y;
+        a.x = s.d1; a.y = s.q1x; a.z = s.q1y;
+        b.x = s.d2; b.y = s.q2x; b.z = s.q2y;
     }
     o1[c] = a;
     o2[c] = b;
-    if (!is_admissible(a.x, a.y, a.z, b.x, b.y, b.z)) atomicOr(&scratch[1], 1ull);
+    olo[c] = l;
+    if (!is_admissible(side_h1(m, s), a.y, a.z, side_h2(m, s), b.y, b.z)) atomicOr(&scratch[1], 1ull);
 }
 
 #define PYCNO_KERNELS(T, SUFFIX)                                                                                  \
@@ -152,7 +162,7 @@ __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, cons
         dt_kernel<T>(a.v2, a.acc, a.stride, a.n_owned, two_gamma, a.scratch);                                    \
     }                                                                                                             \
     extern "C" __global__ void update_##SUFFIX(Arrays<T> a, Model<T> m, T dt) {                                  \
-        update_kernel<T>(a.v1, a.v2, a.o1, a.o2, a.acc, a.stride, a.n_owned, m, dt, a.scratch);                  \
+        update_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, a.stride, a.n_owned, m, dt, a.scratch);   \
     }
 
 PYCNO_KERNELS(float, f32)

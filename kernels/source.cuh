@@ -5,7 +5,7 @@
 template <typename T>
 __device__ __forceinline__ void source(const Model<T>& m, Side<T>& s, T dt) {
     if (m.linear_friction > T(0)) {
-        T f = T(1) / (T(1) + dt * m.linear_friction / s.h2);
+        T f = T(1) / (T(1) + dt * m.linear_friction / side_h2(m, s));
         s.q2x = s.q2x * f;
         s.q2y = s.q2y * f;
     }

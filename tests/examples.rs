@@ -13,7 +13,7 @@
 //! `PYCNO_BLESS=1 cargo test --release --test examples cpu` and say why in the commit.
 
 use pycno::app::run::part::{make_backend, RankPart};
-use pycno::app::run::{BackendChoice, Precision, Setup};
+use pycno::app::run::{stored_cells, BackendChoice, Precision, Setup};
 use pycno::app::scenario_mesh;
 use pycno::comm::Single;
 use pycno::physics::state::STATE_NAMES as FIELDS;
@@ -64,7 +64,8 @@ fn run_example(path: &Path, device: BackendChoice, precision: Precision) -> (Vec
     let s = Scenario::from_file(path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
     let pm = scenario_mesh(&s).unwrap();
     let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
-    let setup = Setup::new(&s, &pm, &depth, &state);
+    let cells = stored_cells(&s, &depth, &state);
+    let setup = Setup::new(&s, &pm, &depth, &cells);
     let part = RankPart::new(&pm, &depth, None).unwrap();
     let mut b = make_backend(device, precision, &setup, &part, 0).unwrap();
     let plan = Schedule {

@@ -4,12 +4,12 @@
 //! both Algorithm 1 and Algorithm 2 of de la Asunción et al. 2012), must end in the state of
 //! the one-rank run, bit for bit (the runs' `state_checksum`s are equal).
 
-use pycno::app::run::{simulate, BackendChoice, Precision, RunOptions, Setup};
+use pycno::app::run::{simulate, stored_cells, BackendChoice, Precision, RunOptions, Setup};
 use pycno::app::{scenario_mesh, PreparedMesh};
 use pycno::comm::threads::ThreadComm;
 use pycno::comm::{Comm, Single};
 use pycno::partition::{metis, submesh};
-use pycno::physics::CellState;
+use pycno::physics::StoredCell;
 use pycno::scenario::{initial, Scenario};
 use pycno::solver::exchange::ExchangeMode;
 
@@ -17,7 +17,7 @@ struct Case {
     s: Scenario,
     pm: PreparedMesh,
     depth: Vec<f64>,
-    state: Vec<CellState>,
+    state: Vec<StoredCell>,
 }
 
 fn case(cells: u64, t_end: f64) -> Case {
@@ -25,6 +25,7 @@ fn case(cells: u64, t_end: f64) -> Case {
     s.time.end = t_end;
     let pm = scenario_mesh(&s).unwrap();
     let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
+    let state = stored_cells(&s, &depth, &state);
     Case { s, pm, depth, state }
 }
 

@@ -11,8 +11,8 @@ mod common;
 use common::{run, scenario};
 use pycno::physics::{source, Model, Physics, Side};
 
-fn cell(q2: [f64; 2], h2: f64) -> Side<f64> {
-    Side { h1: 1.0, q1: [0.3, -0.2], h2, q2, depth: 5.0 }
+fn cell(m: &Model<f64>, q2: [f64; 2], h2: f64) -> Side<f64> {
+    Side::from_thickness(m, 1.0, [0.3, -0.2], h2, q2, 5.0)
 }
 
 #[test]
@@ -21,17 +21,17 @@ fn one_cell_decays_and_never_reverses() {
     let m = Model::<f64>::new(&Physics { linear_friction: k, ..Default::default() }).unwrap();
     // Any step, even one far beyond an explicit scheme's limit h2 / k = 80 s.
     for dt in [1e-3, 1.0, 1e3, 1e6] {
-        let mut s = cell([2.0, -1.0], h2);
+        let mut s = cell(&m, [2.0, -1.0], h2);
         source(&m, &mut s, dt);
         let f = 1.0 / (1.0 + dt * k / h2);
         assert!((s.q2[0] - 2.0 * f).abs() <= 1e-15 && (s.q2[1] + f).abs() <= 1e-15, "dt {dt}: {:?}", s.q2);
         assert!(s.q2[0] > 0.0 && s.q2[1] < 0.0, "dt {dt}: the friction reversed the flow: {:?}", s.q2);
-        assert_eq!((s.h1, s.q1, s.h2), (1.0, [0.3, -0.2], h2), "friction changed what it must not");
+        assert_eq!((s.h1(&m), s.q1, s.h2(&m)), (1.0, [0.3, -0.2], h2), "friction changed what it must not");
     }
     // First order in dt towards exp(-k t / h2): halving the step halves the error.
     let t = 10.0;
     let error = |steps: u32| {
-        let mut s = cell([1.0, 0.0], h2);
+        let mut s = cell(&m, [1.0, 0.0], h2);
         for _ in 0..steps {
             source(&m, &mut s, t / steps as f64);
         }
@@ -46,9 +46,9 @@ fn one_cell_decays_and_never_reverses() {
 fn zero_friction_changes_nothing() {
     let m = Model::<f64>::new(&Physics::default()).unwrap();
     assert!(!m.has_sources());
-    let mut s = cell([2.0, -1.0], 4.0);
+    let mut s = cell(&m, [2.0, -1.0], 4.0);
     source(&m, &mut s, 0.1);
-    assert_eq!(s, cell([2.0, -1.0], 4.0));
+    assert_eq!(s, cell(&m, [2.0, -1.0], 4.0));
 }
 
 /// A uniform flow (0.5 m/s in both layers) in a 100 m square basin, run to t = 2 s: the

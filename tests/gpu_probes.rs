@@ -138,12 +138,12 @@ fn boundaries_agree<T: CudaReal>(tol: f64) {
         let mut worst = 0.0f64;
         for ((w, n, t), (g, f)) in samples.iter().zip(&gpu) {
             let want_ghost = ghost(&b, w, *n, *t);
-            let scale = w.h1.f64() + w.h2.f64() + 1.0;
+            let scale = w.h1(&m).f64() + w.h2(&m).f64() + 1.0;
             for (x, y) in [
-                (want_ghost.h1, g.h1),
+                (want_ghost.d1, g.d1),
                 (want_ghost.q1[0], g.q1[0]),
                 (want_ghost.q1[1], g.q1[1]),
-                (want_ghost.h2, g.h2),
+                (want_ghost.d2, g.d2),
                 (want_ghost.q2[0], g.q2[0]),
                 (want_ghost.q2[1], g.q2[1]),
                 (want_ghost.depth, g.depth),
@@ -179,7 +179,7 @@ fn sources_agree<T: CudaReal>(tol: f64) {
             let mut want = *s;
             source(&m, &mut want, *dt);
             changed += (want.q2 != s.q2) as usize;
-            for (x, y) in [(want.q1[0], g.q1[0]), (want.q2[0], g.q2[0]), (want.q2[1], g.q2[1]), (want.h2, g.h2)] {
+            for (x, y) in [(want.q1[0], g.q1[0]), (want.q2[0], g.q2[0]), (want.q2[1], g.q2[1]), (want.d2, g.d2)] {
                 worst = worst.max((x.f64() - y.f64()).abs() / (s.q2[0].f64().abs() + s.q2[1].f64().abs() + 1e-30));
             }
         }

@@ -5,6 +5,7 @@
 //! cannot hide one in the builder.
 
 #![allow(unused_imports)]
+use pycno::app::run::stored_cells;
 use pycno::app::{scenario_mesh, PreparedMesh};
 use pycno::mesh::NO_CELL;
 use pycno::partition::order::{order_send_block, SendOrder};
@@ -212,9 +213,11 @@ fn check_partition(pm: &PreparedMesh, owner: &[u32], subs: &[Submesh], what: &st
 /// Each rank's layout passes the solver's slot check and maps to the global edges.
 #[track_caller]
 fn check_layouts(pm: &PreparedMesh, subs: &[Submesh], what: &str) {
-    let (depth, state) = initial::evaluate(&Scenario::paper_benchmark(100), &pm.topo.cell_centroid).unwrap();
+    let sc = Scenario::paper_benchmark(100);
+    let (depth, state) = initial::evaluate(&sc, &pm.topo.cell_centroid).unwrap();
+    let cells = stored_cells(&sc, &depth, &state);
     for s in subs {
-        let lay: Layout<f32> = s.layout(&pm.topo, &depth, &state).unwrap();
+        let lay: Layout<f32> = s.layout(&pm.topo, &depth, &cells, &sc.physics.reference()).unwrap();
         check_slots(&lay).unwrap_or_else(|e| panic!("{what}: rank {}: {e:#}", s.rank));
         assert_eq!((lay.n_owned, lay.n_local_edges, lay.num_cells()), (s.n_owned, s.n_local_edges, s.num_cells()));
         for (k, &e) in s.global_edge.iter().enumerate() {
@@ -295,10 +298,12 @@ fn one_rank_is_the_whole_mesh_in_global_order() {
         (pm.topo.num_cells(), pm.topo.num_cells(), pm.topo.num_edges())
     );
     assert!(s.sends.is_empty() && s.recvs.is_empty());
-    let (depth, state) = initial::evaluate(&Scenario::paper_benchmark(1000), &pm.topo.cell_centroid).unwrap();
-    let a: Layout<f32> = s.layout(&pm.topo, &depth, &state).unwrap();
-    let b = Layout::<f32>::from_topology(&pm.topo, &depth, &state);
-    assert_eq!((a.edge_cells, a.v1, a.v2), (b.edge_cells, b.v1, b.v2));
+    let sc = Scenario::paper_benchmark(1000);
+    let (depth, state) = initial::evaluate(&sc, &pm.topo.cell_centroid).unwrap();
+    let rest = sc.physics.reference();
+    let a: Layout<f32> = s.layout(&pm.topo, &depth, &stored_cells(&sc, &depth, &state), &rest).unwrap();
+    let b = Layout::<f32>::from_topology(&pm.topo, &depth, &state, &rest);
+    assert_eq!((a.edge_cells, a.v1, a.v2, a.lo), (b.edge_cells, b.v1, b.v2, b.lo));
 }
 
 #[test]
@@ -333,20 +338,22 @@ fn a_multi_rank_run_matches_one_rank_bit_for_bit() {
     let params = Model::<f32>::new(&s.physics).unwrap();
     let steps = 30;
 
-    let mut one = CpuBackend::new(params, Layout::<f32>::from_topology(&pm.topo, &depth, &state)).unwrap();
+    let rest = s.physics.reference();
+    let cells = stored_cells(&s, &depth, &state);
+    let mut one = CpuBackend::new(params, Layout::<f32>::from_topology(&pm.topo, &depth, &state, &rest)).unwrap();
     for _ in 0..steps {
         one.process_edges(0..one.num_edges(), 0.0).unwrap();
         let (dt, _) = one.local_dt(s.physics.gamma).unwrap();
         one.update(StepContext { t: 0.0, dt }).unwrap();
     }
-    let want = one.layout().v1.clone();
+    let want: Vec<[f64; 8]> = (0..one.layout().n_owned).map(|c| one.layout().stored(c).to_array()).collect();
 
     for ranks in [3, 8] {
         let part = partition::partition(&pm.topo, ranks, 0).unwrap();
         let subs = &part.submeshes;
         let mut bs: Vec<CpuBackend<f32>> = subs
             .iter()
-            .map(|sub| CpuBackend::new(params, sub.layout(&pm.topo, &depth, &state).unwrap()).unwrap())
+            .map(|sub| CpuBackend::new(params, sub.layout(&pm.topo, &depth, &cells, &rest).unwrap()).unwrap())
             .collect();
         for _ in 0..steps {
             for b in bs.iter_mut() {
@@ -374,7 +381,8 @@ fn a_multi_rank_run_matches_one_rank_bit_for_bit() {
         for (sub, b) in subs.iter().zip(&bs) {
             for l in 0..sub.n_owned {
                 let g = sub.global_cell[l] as usize;
-                let (x, y) = (b.layout().v1[l], want[g]);
+                // Every stored number: the records and the low parts.
+                let (x, y) = (b.layout().stored(l).to_array(), want[g]);
                 assert!(
                     x.iter().zip(&y).all(|(a, b)| a.to_bits() == b.to_bits()),
                     "{ranks} ranks: cell {g}: {x:?} != {y:?}"

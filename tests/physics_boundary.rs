@@ -26,8 +26,8 @@ fn wall_mirror_reflects_normal_momentum() {
         let other = rng.unit_normal(); // a direction unrelated to n, so the state is not aligned with it
         let w = random_side(&mut rng, other);
         let m = mirror(&w, n);
-        assert_eq!((m.h1, m.h2, m.depth), (w.h1, w.h2, w.depth));
-        for (q, qm, h) in [(w.q1, m.q1, w.h1), (w.q2, m.q2, w.h2)] {
+        assert_eq!((m.d1, m.d2, m.depth), (w.d1, w.d2, w.depth));
+        for (q, qm, h) in [(w.q1, m.q1, w.th1()), (w.q2, m.q2, w.th2())] {
             let dot = |a: [f64; 2], b: [f64; 2]| a[0] * b[0] + a[1] * b[1];
             let tol = 4.0 * f64::EPSILON * (h * 2.0 * UMAX * 1.5);
             assert!((dot(qm, n) + dot(q, n)).abs() <= tol, "normal momentum not reversed: {q:?} -> {qm:?}, n={n:?}");
@@ -48,7 +48,8 @@ fn wall_mirror_reflects_normal_momentum() {
 /// wall, exactly in exact arithmetic, to rounding in floating point (the Newton roots are
 /// symmetric only to rounding). With m ~ 0 the transported tangential momentum m ut ~ 0,
 /// so the momentum flux is along n. For a state moving parallel to the wall the mirror is
-/// the state itself (qn = 0): b = 0 and the flux is the hydrostatic one.
+/// the state itself (qn = 0): b = 0 and the flux is the hydrostatic one, the cell's own
+/// pressure, which the cell's word leaves out: the word is zero (to the rounding of qn).
 /// Rounding amplification for the wall flux of state `w` (derivation above: exact
 /// cancellation of c_{-l} share_- + c_{+l} share_+ = c per +-l pair). The coefficients c come
 /// from a solve with the eigenvector matrix K of the Roe state (u = 0): their rounding
@@ -59,12 +60,12 @@ fn wall_mirror_reflects_normal_momentum() {
 /// Computed from nalgebra's spectra.
 fn wall_amplification(r: f64, w: &Side<f64>, n: [f64; 2]) -> f64 {
     let qn = |q: [f64; 2]| q[0] * n[0] + q[1] * n[1];
-    let roe = ref_eig(&matrix_a(G, r, w.h1, 0.0, w.h2, 0.0));
-    let side = ref_eig(&matrix_a(G, r, w.h1, qn(w.q1) / w.h1, w.h2, qn(w.q2) / w.h2));
+    let roe = ref_eig(&matrix_a(G, r, w.th1(), 0.0, w.th2(), 0.0));
+    let side = ref_eig(&matrix_a(G, r, w.th1(), qn(w.q1) / w.th1(), w.th2(), qn(w.q2) / w.th2()));
     assert_eq!(roe.class, Class::Real, "a state at rest is hyperbolic");
     let k = Matrix4::from_fn(|i, j| {
         let l = roe.real[j];
-        let a = (l * l - G * w.h1) / (G * w.h1);
+        let a = (l * l - G * w.th1()) / (G * w.th1());
         [1.0, l, a, a * l][i]
     });
     let sv = k.singular_values();
@@ -96,8 +97,8 @@ fn check_wall<T: Real>(seed: u64) {
         if parallel {
             let t = [-n[1], n[0]];
             let dot = |a: [f64; 2]| a[0] * t[0] + a[1] * t[1];
-            w64.q1 = momentum(w64.h1, 0.0, dot(w64.q1) / w64.h1, n);
-            w64.q2 = momentum(w64.h2, 0.0, dot(w64.q2) / w64.h2, n);
+            w64.q1 = momentum(w64.th1(), 0.0, dot(w64.q1) / w64.th1(), n);
+            w64.q2 = momentum(w64.th2(), 0.0, dot(w64.q2) / w64.th2(), n);
         }
         let w = to_t::<T>(&w64);
         let n_t = n.map(T::c);
@@ -129,8 +130,12 @@ fn check_wall<T: Real>(seed: u64) {
         );
         if parallel {
             let want = hydrostatic(p.g.f64(), &w64, n64);
-            let err = max_abs_diff(&fi, &want) / scale;
-            assert!(err <= tol, "{}: parallel flow at a wall: flux {fi:?} vs hydrostatic {want:?}", T::NAME);
+            let err = max_abs_diff(&with_own_pressure(p.g.f64(), &fi, &w64, n64), &want) / scale;
+            assert!(
+                err <= tol,
+                "{}: parallel flow at a wall: flux {fi:?} + own pressure vs hydrostatic {want:?}",
+                T::NAME
+            );
         }
     }
     eprintln!(
@@ -163,17 +168,41 @@ fn wall_flux_mass_is_exactly_zero() {
         (seed >> 11) as f64 / (1u64 << 53) as f64
     };
     for _ in 0..20_000 {
-        let w = Side::<f32> {
-            h1: (0.05 + 10.0 * rnd()) as f32,
-            q1: [(6.0 * rnd() - 3.0) as f32, (6.0 * rnd() - 3.0) as f32],
-            h2: (0.05 + 10.0 * rnd()) as f32,
-            q2: [(6.0 * rnd() - 3.0) as f32, (6.0 * rnd() - 3.0) as f32],
-            depth: 5.0,
-        };
+        let w = Side::<f32>::from_thickness(
+            &p,
+            (0.05 + 10.0 * rnd()) as f32,
+            [(6.0 * rnd() - 3.0) as f32, (6.0 * rnd() - 3.0) as f32],
+            (0.05 + 10.0 * rnd()) as f32,
+            [(6.0 * rnd() - 3.0) as f32, (6.0 * rnd() - 3.0) as f32],
+            5.0,
+        );
         let a = std::f64::consts::TAU * rnd();
         let n = [a.cos() as f32, a.sin() as f32];
         let f = boundary_flux(&p, &Boundary::wall(), &w, n, 0.0);
         assert_eq!((f.i[0], f.i[3]), (0.0, 0.0), "mass through a wall for {w:?}");
         assert!(f.i.iter().all(|x| x.is_finite()), "non-finite wall flux for {w:?}");
+    }
+}
+
+/// A boundary builds its ghost from physical quantities: `Side::from_thickness` and
+/// `Side::from_elevations` give back those thicknesses (to rounding), and a ghost at rest at
+/// the model's reference levels is stored as exact zeros, whatever the depth.
+#[test]
+fn ghost_states_build_from_thicknesses_and_elevations() {
+    let mut rng = Rng::new(26);
+    for _ in 0..10_000 {
+        let reference = pycno::physics::Reference { surface: rng.range(-2.0, 2.0), interface: rng.range(-300.0, -3.0) };
+        let p = Model::<f32>::new(&Physics { reference: Some(reference), ..Default::default() }).unwrap();
+        let depth = rng.range(-reference.interface + 1.0, 1000.0) as f32;
+        let (h1, h2) = (rng.range(0.5, 300.0) as f32, rng.range(0.5, 300.0) as f32);
+        let (q1, q2) = ([rng.range(-3.0, 3.0) as f32, 0.5], [0.25, rng.range(-3.0, 3.0) as f32]);
+        let w = Side::from_thickness(&p, h1, q1, h2, q2, depth);
+        let tol = |h: f32| 4.0 * f32::EPSILON * (h.abs() + depth);
+        assert!((w.h1(&p) - h1).abs() <= tol(h1) && (w.h2(&p) - h2).abs() <= tol(h2), "{w:?} vs {h1} {h2}");
+        assert_eq!((w.q1, w.q2, w.depth), (q1, q2, depth));
+        let (zs, zi) = (reference.surface as f32, reference.interface as f32);
+        let rest = Side::from_elevations(&p, zs, zi, [0.0; 2], [0.0; 2], depth);
+        assert_eq!((rest.d1, rest.d2, rest.q1, rest.q2), (0.0, 0.0, [0.0; 2], [0.0; 2]), "{rest:?}");
+        assert!((rest.h2(&p) - (depth + zi)).abs() <= tol(depth));
     }
 }

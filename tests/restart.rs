@@ -358,6 +358,22 @@ fn bad_inputs_are_rejected_with_clear_errors() {
     fails(&restart(0, &c10, &[]), &["made on another mesh"]);
     std::fs::write(&meta_path, &meta).unwrap();
 
+    // A checkpoint of format version 2 (thicknesses, before the solver stored deviations
+    // from a rest state), in meta.json and in the rank file (its checksum made good again):
+    // refused, saying why and what to do.
+    let mut m: Value = serde_json::from_str(&meta).unwrap();
+    m["version"] = Value::from(2);
+    std::fs::write(&meta_path, serde_json::to_string(&m).unwrap()).unwrap();
+    fails(&restart(0, &c10, &[]), &["meta.json", "version 2", "earlier pycno", "rerun from the start"]);
+    std::fs::write(&meta_path, &meta).unwrap();
+    let mut old = good[..good.len() - 4].to_vec();
+    old[8..12].copy_from_slice(&2u32.to_le_bytes());
+    let crc = crc32fast::hash(&old);
+    old.extend_from_slice(&crc.to_le_bytes());
+    std::fs::write(&bin, &old).unwrap();
+    fails(&restart(0, &c10, &[]), &["rank_00000.bin", "version 2", "earlier pycno"]);
+    std::fs::write(&bin, &good).unwrap();
+
     // Another precision; a scenario given with --restart; nothing to restart from.
     fails(
         &pycno(0, &["run", "--restart", &c10.display().to_string(), "--precision", "f64", "-q"], &[]),

@@ -576,3 +576,38 @@ fn shipped_paper_scenario_file_equals_paper_benchmark() {
     let s = Scenario::from_file(&path).unwrap_or_else(|e| panic!("{e:#}"));
     check_paper(&s, 4016);
 }
+
+/// `physics.reference`, the rest state the solver stores deviations from: given, it is
+/// kept; absent, it is the initial condition's rest levels (so water at rest is stored as
+/// exact zeros), written into the scenario so that a checkpoint's copy restarts with it.
+#[test]
+fn physics_reference_is_kept_or_taken_from_the_initial_rest_levels() {
+    use pycno::scenario::Reference;
+    let s = parse(&with("/physics/reference", json!({ "surface": 0.5, "interface": -1.25 })));
+    assert_eq!(s.physics.reference, Some(Reference { surface: 0.5, interface: -1.25 }));
+    let cases = [
+        (json!({ "type": "at_rest", "interface": -2.0, "surface": 0.25 }), (0.25, -2.0)),
+        (json!({ "type": "dam_break_x", "x0": 1, "interface_left": -1, "interface_right": -3 }), (0.0, -3.0)),
+        (json!({ "type": "circular_dam_break", "h1_outside": 1.5, "surface": 0.5 }), (0.5, -1.0)),
+        (json!({ "type": "layers", "layer1": { "thickness": 1 }, "layer2": { "thickness": 2 } }), (0.0, 0.0)),
+    ];
+    for (initial, (surface, interface)) in cases {
+        let s = parse(&with("/initial", initial.clone()));
+        assert_eq!(s.physics.reference, Some(Reference { surface, interface }), "for {initial}");
+        let again = Scenario::from_json(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(again.physics.reference, s.physics.reference, "not kept through JSON for {initial}");
+    }
+}
+
+#[test]
+fn physics_reference_errors_name_the_field() {
+    let msg = reject(&with("/physics/reference", json!({ "surface": 0.0 })));
+    has(&msg, &["physics.reference", "interface"]);
+    let msg = reject(&with("/physics/reference", json!({ "surface": 0.0, "interface": -1.0, "level": 2 })));
+    has(&msg, &["physics.reference", "level"]);
+    let msg = reject(&with("/physics/reference", json!({ "surface": "high", "interface": -1.0 })));
+    has(&msg, &["physics.reference.surface"]);
+    let mut p = pycno::physics::Physics::default();
+    p.reference = Some(pycno::physics::Reference { surface: f64::NAN, interface: 0.0 });
+    has(&format!("{:#}", p.validate().unwrap_err()), &["physics.reference.surface", "finite"]);
+}

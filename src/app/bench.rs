@@ -1,7 +1,7 @@
 //! `pycno bench`: the paper's benchmark at several cell counts, stepping time only (mesh
 //! generation, set-up and output excluded), median of repeated runs.
 
-use super::run::{choose_backend, simulate, BackendChoice, Precision, RunOptions, Setup};
+use super::run::{choose_backend, simulate, stored_cells, BackendChoice, Precision, RunOptions, Setup};
 use super::scenario_mesh;
 use super::stats::RunStats;
 use crate::comm::Single;
@@ -47,6 +47,7 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Resul
         crate::util::memory::check_run_fits(n as usize, opts.precision.float_bytes(), 1)?;
         let pm = scenario_mesh(&s)?;
         let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid)?;
+        let cells = stored_cells(&s, &depth, &state);
         let ro = RunOptions {
             no_vtk: true,
             quiet: true,
@@ -56,7 +57,7 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Resul
         };
         let mut runs = Vec::new();
         for _ in 0..opts.repeat.max(1) {
-            let setup = Setup::new(&s, &pm, &depth, &state);
+            let setup = Setup::new(&s, &pm, &depth, &cells);
             let st = simulate(&setup, &ro, choice, &Single, None)?;
             runs.push(st);
         }

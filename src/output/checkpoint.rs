@@ -14,11 +14,14 @@
 //!
 //! Rank file, little endian: magic `PYCNOCKP`, u32 version, u32 float bytes (4 or 8),
 //! u32 rank, u32 ranks, u64 mesh fingerprint, u64 step, f64 time, u64 cells, then per cell
-//! its u32 global id, then per cell `h1, q1x, q1y, h2, q2x, q2y` in the run's float type,
-//! then the CRC-32 of everything before it. Values are stored in the run's precision, so a
-//! restart continues bit for bit.
+//! its u32 global id, then per cell the solver's stored numbers `d1, q1x, q1y, d2, q2x, q2y,
+//! d1_lo, d2_lo` (`physics::StoredCell`: thickness deviations from the scenario's
+//! `physics.reference` rest state, with their low parts) in the run's float type, then the
+//! CRC-32 of everything before it. Values are stored exactly as the solver holds them, so a
+//! restart continues bit for bit. Version 1 held thicknesses instead: a restart from one
+//! could not continue bit for bit, so it is refused with a message that says so.
 
-use crate::physics::CellState;
+use crate::physics::StoredCell;
 use crate::util::atomic::{create_new_nofollow, write_atomic, write_bytes_atomic};
 use crate::util::files::{read_regular, read_regular_to_string};
 use anyhow::{bail, Context, Result};
@@ -28,13 +31,30 @@ use std::path::{Path, PathBuf};
 
 pub const MAGIC: &[u8; 8] = b"PYCNOCKP";
 /// 2: `meta.json` has a checksum and the run id; step directories hold [`MARKER`].
-pub const VERSION: u32 = 2;
+/// 3: cells are stored as the solver holds them (deviations from a rest state and their
+/// low parts), no longer as thicknesses.
+pub const VERSION: u32 = 3;
 pub const META: &str = "meta.json";
 /// Written first into every checkpoint directory pycno makes: pruning removes only those.
 pub const MARKER: &str = ".pycno-checkpoint";
 /// In the checkpoint root: the id of the run whose checkpoints it holds (see [`claim`]).
 pub const RUN_FILE: &str = ".pycno-run";
 const HEADER: usize = 8 + 4 * 4 + 8 * 4;
+/// Numbers per cell (`StoredCell::to_array`).
+const VALUES: usize = 8;
+
+/// Why a checkpoint of another version cannot be read.
+fn version_error(found: u32) -> String {
+    if found < VERSION {
+        format!(
+            "version {found} was written by an earlier pycno (version 1: no checksum or run id; 2: thicknesses, \
+             where this pycno stores deviations from a rest state, version {VERSION}) and cannot be continued bit \
+             for bit: rerun from the start, or finish the run with the pycno that wrote it"
+        )
+    } else {
+        format!("version {found} was written by a newer pycno; this one reads version {VERSION}")
+    }
+}
 
 /// What a restart needs besides the cells: the run's scenario (after command-line
 /// overrides) and where it stood.
@@ -78,7 +98,7 @@ pub fn write_rank(
     time: f64,
     float_bytes: usize,
     global: &[u32],
-    state: &[CellState],
+    cells: &[StoredCell],
 ) -> Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("cannot create checkpoint directory {}", dir.display()))?;
     // The marker first: whatever dies after this, the directory is known to be pycno's.
@@ -89,7 +109,7 @@ pub fn write_rank(
         _ => {}
     }
     let n = global.len();
-    let mut b = Vec::with_capacity(HEADER + n * (4 + 6 * float_bytes) + 4);
+    let mut b = Vec::with_capacity(HEADER + n * (4 + VALUES * float_bytes) + 4);
     b.extend_from_slice(MAGIC);
     for x in [VERSION, float_bytes as u32, rank as u32, ranks as u32] {
         b.extend_from_slice(&x.to_le_bytes());
@@ -101,7 +121,7 @@ pub fn write_rank(
     for g in global {
         b.extend_from_slice(&g.to_le_bytes());
     }
-    for s in state {
+    for s in cells {
         for x in s.to_array() {
             if float_bytes == 4 {
                 b.extend_from_slice(&(x as f32).to_le_bytes());
@@ -387,13 +407,7 @@ fn read_meta_and_run_id(dir: &Path) -> Result<(Meta, String)> {
         bail!("checkpoint {}: format {format:?}, but this pycno reads pycno-checkpoint", p.display());
     }
     if version != VERSION as u64 {
-        let older =
-            if version < VERSION as u64 { " (written by an older pycno, without a checksum or run id)" } else { "" };
-        bail!(
-            "checkpoint {}: version {version}{older}, but this pycno reads version {VERSION}: resume it with the pycno \
-             that wrote it, or start the run again",
-            p.display()
-        );
+        bail!("checkpoint {}: {}", p.display(), version_error(version.min(u32::MAX as u64) as u32));
     }
     if v["checksum"].as_str() != Some(meta_checksum(&v).as_str()) {
         bail!(
@@ -408,9 +422,10 @@ fn read_meta_and_run_id(dir: &Path) -> Result<(Meta, String)> {
     Ok((m, id))
 }
 
-/// The whole state, by global cell id, from every rank file of the checkpoint in `dir`.
-pub fn read_state(dir: &Path, meta: &Meta, fingerprint: u64) -> Result<Vec<CellState>> {
-    let mut state = vec![CellState::default(); meta.cells];
+/// The whole state as stored, by global cell id, from every rank file of the checkpoint in
+/// `dir`.
+pub fn read_state(dir: &Path, meta: &Meta, fingerprint: u64) -> Result<Vec<StoredCell>> {
+    let mut state = vec![StoredCell::default(); meta.cells];
     let mut seen = vec![false; meta.cells];
     for rank in 0..meta.ranks {
         let path = rank_file(dir, rank);
@@ -428,7 +443,7 @@ pub fn read_state(dir: &Path, meta: &Meta, fingerprint: u64) -> Result<Vec<CellS
         let u64_at = |o: usize| u64::from_le_bytes(body[o..o + 8].try_into().unwrap());
         let (version, fb, r, ranks) = (u32_at(8), u32_at(12) as usize, u32_at(16) as usize, u32_at(20) as usize);
         if version != VERSION {
-            return Err(what(format!("version {version}, this pycno reads {VERSION}")));
+            return Err(what(version_error(version)));
         }
         if u64_at(24) != fingerprint {
             return Err(what("made for another mesh than this scenario's".into()));
@@ -441,7 +456,7 @@ pub fn read_state(dir: &Path, meta: &Meta, fingerprint: u64) -> Result<Vec<CellS
             return Err(what(format!("{fb}-byte floats, but the checkpoint says {}", meta.precision)));
         }
         let n = u64_at(48) as usize;
-        if body.len() != HEADER + n * (4 + 6 * fb) {
+        if body.len() != HEADER + n * (4 + VALUES * fb) {
             return Err(what(format!("{} bytes for {n} cells", b.len())));
         }
         let vals = HEADER + 4 * n;
@@ -452,14 +467,14 @@ pub fn read_state(dir: &Path, meta: &Meta, fingerprint: u64) -> Result<Vec<CellS
             }
             seen[g] = true;
             let v = |i: usize| {
-                let o = vals + (6 * k + i) * fb;
+                let o = vals + (VALUES * k + i) * fb;
                 if fb == 4 {
                     f32::from_le_bytes(body[o..o + 4].try_into().unwrap()) as f64
                 } else {
                     f64::from_le_bytes(body[o..o + 8].try_into().unwrap())
                 }
             };
-            state[g] = CellState::from_array(std::array::from_fn(v));
+            state[g] = StoredCell::from_array(std::array::from_fn(v));
         }
     }
     if let Some(g) = seen.iter().position(|s| !s) {
@@ -497,7 +512,7 @@ mod tests {
     fn checkpoint(root: &Path, id: &str, step: u64) -> PathBuf {
         claim(root, id).unwrap();
         let dir = step_dir(root, step);
-        let state = vec![CellState::default(); 2];
+        let state = vec![StoredCell::default(); 2];
         write_rank(&dir, 0, 1, 0xab, step, 0.5, 8, &[0, 1], &state).unwrap();
         write_meta(&dir, &meta()).unwrap();
         dir

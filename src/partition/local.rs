@@ -4,8 +4,8 @@
 
 use super::Submesh;
 use crate::mesh::{Topology, NO_CELL};
-use crate::physics::CellState;
 use crate::physics::Real;
+use crate::physics::{Reference, StoredCell};
 use crate::solver::exchange::HaloPlan;
 use crate::solver::Layout;
 use anyhow::{bail, Result};
@@ -105,13 +105,20 @@ impl Submesh {
         Ok(lt)
     }
 
-    /// The rank's solver layout: local cells and edges with the global `depth` and `state`
-    /// (one value per global cell) and geometry; `n_owned` and `n_local_edges` set from the
-    /// blocks, so the step loop updates owned cells only and can process the
-    /// non-communication edges while the receive block is in flight.
-    pub fn layout<T: Real>(&self, topo: &Topology, depth: &[f64], state: &[CellState]) -> Result<Layout<T>> {
+    /// The rank's solver layout: local cells and edges with the global `depth` and stored
+    /// `cells` (one value per global cell, stored relative to `reference`) and geometry;
+    /// `n_owned` and `n_local_edges` set from the blocks, so the step loop updates owned
+    /// cells only and can process the non-communication edges while the receive block is in
+    /// flight.
+    pub fn layout<T: Real>(
+        &self,
+        topo: &Topology,
+        depth: &[f64],
+        cells: &[StoredCell],
+        reference: &Reference,
+    ) -> Result<Layout<T>> {
         let lt = self.local_topology(topo)?;
-        let mut lay = Layout::from_topology(&lt, &self.gather(depth)?, &self.gather(state)?);
+        let mut lay = Layout::from_stored(&lt, &self.gather(depth)?, &self.gather(cells)?, reference);
         lay.n_owned = self.n_owned;
         lay.n_local_edges = self.n_local_edges;
         Ok(lay)

@@ -42,7 +42,8 @@ impl<T: Real> Boundary<T> {
     }
 }
 
-/// The mirror image of `w` across an edge with unit normal `n`: normal momenta reversed.
+/// The mirror image of `w` across an edge with unit normal `n`: normal momenta reversed,
+/// the same stored thicknesses (so every thickness and elevation jump is exactly zero).
 #[inline(always)]
 pub fn mirror<T: Real>(w: &Side<T>, n: [T; 2]) -> Side<T> {
     let two = T::c(2.0);
@@ -50,11 +51,13 @@ pub fn mirror<T: Real>(w: &Side<T>, n: [T; 2]) -> Side<T> {
         let qn = q[0] * n[0] + q[1] * n[1];
         [q[0] - two * qn * n[0], q[1] - two * qn * n[1]]
     };
-    Side { h1: w.h1, q1: reflect(w.q1), h2: w.h2, q2: reflect(w.q2), depth: w.depth }
+    Side { d1: w.d1, q1: reflect(w.q1), d2: w.d2, q2: reflect(w.q2), depth: w.depth }
 }
 
 /// The state beyond the boundary edge with unit outward normal `n` of a cell in state
-/// `inner`, at time `t`.
+/// `inner`, at time `t`. A kind that prescribes thicknesses or elevations builds its ghost
+/// with `Side::from_thickness` or `Side::from_elevations` (the model holds the reference
+/// they are stored against).
 #[inline(always)]
 pub fn ghost<T: Real>(b: &Boundary<T>, inner: &Side<T>, n: [T; 2], _t: T) -> Side<T> {
     // Every kind but the wall is yet to come: they become arms here. An unknown kind never

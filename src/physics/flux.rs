@@ -3,37 +3,92 @@
 //!
 //! In:  the states of the two cells, `i` (the edge's first cell) and `j`, and the unit normal
 //!      `n` pointing from `i` to `j`.
-//! Out: the x-y fluxes seen from each side, `M_i += L * flux.i`, `M_j -= L * flux.j`, and
+//! Out: what each cell's accumulator receives, `M_i += L * flux.i`, `M_j -= L * flux.j`, and
 //!      the largest wave speed, `Z_i += L * speed`, `Z_j += L * speed`.
 //!
 //! The 1D Roe part works on w = (h1, qn1, h2, qn2). Its jump vector holds the conservative
 //! jump, the layer coupling and the bottom term, arranged so that water at rest (flat
-//! interface, flat free surface) gives exactly zero: that is the well-balancing. The
-//! tangential momenta are transported by the mass flux, upwinded (the paper's HLLC-like
-//! treatment). Where the Roe state is not hyperbolic the 1D part falls back to a
-//! Rusanov-type fluctuation on (h1, qn1, h2 - H, qn2), which is conservative, well-balanced
-//! and never NaN; the caller counts these edges.
+//! interface, flat free surface) gives zero: that is the well-balancing. The tangential
+//! momenta are transported by the mass flux, upwinded (the paper's HLLC-like treatment).
+//! Where the Roe state is not hyperbolic the 1D part falls back to a Rusanov-type
+//! fluctuation on (h1, qn1, h2 - H, qn2), which is conservative, well-balanced and never
+//! NaN; the caller counts these edges.
+//!
+//! **Exactly at rest in any precision.** Two terms of the paper's form cancel only in exact
+//! arithmetic, and at ocean depths their rounding drives a spurious flow in float32:
+//! - The pressure jumps in `b` were differences of thicknesses of hundreds of metres. Here
+//!   they are jumps of the stored deviations (`Side`, `physics/state.rs`): the free surface
+//!   `Δη1 = Δd1 + Δd2`, the interface `Δη2 = Δd2` and `Δh1 = Δd1`, each exactly zero at
+//!   rest, so `b` and the wave strengths are exactly zero there.
+//! - `Phi-` holds cell i's own hydrostatic pressure `g h_i^2/2`, whose sum over the cell's
+//!   closed boundary, `g h_i^2/2 Σ L n`, vanishes only in exact arithmetic (at 800 m it is
+//!   3e6 times the rounding of the normals). Both sides therefore leave out their own cell's
+//!   pressure, which changes nothing in exact arithmetic: cell i receives
+//!   `F_adv(w_i) + P- b` in the momentum rows (`F_adv = qn u`, the advective flux), and cell
+//!   j receives `Phi+ - P_j = F_adv(w_i) + P- b - G` with `G = P_j - P_i + nc`, which with
+//!   arithmetic-mean thicknesses is exactly `(0, g h1 Δη1, 0, g h2 (Δη2 + r Δh1))`: the
+//!   pressure part of `b` itself. The mass rows stay in flux form, one number for both
+//!   cells, so mass is conserved to rounding of the update alone.
+//!
+//! At rest every term is then exactly zero, and water at rest stays at rest bit for bit.
 
 use super::eigen::{eigenvalues, eigenvector, estimates, wave_strengths, Eigenvalues};
 use super::{Model, Real};
 
-/// One cell's state as an edge sees it (`Side` in `kernels/flux.cuh`, same field order).
+/// One cell's state as an edge sees it: the stored numbers (`Side` in `kernels/flux.cuh`,
+/// same field order). The thicknesses are deviations from the model's reference rest state
+/// (`physics/state.rs`); [`Side::h1`] and [`Side::h2`] give the thicknesses, and a boundary
+/// builds its ghost state with [`Side::from_thickness`] or [`Side::from_elevations`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Side<T> {
-    pub h1: T,
+    /// Layer 1's thickness minus the reference one: `h1 - Model::ref_h1`.
+    pub d1: T,
     pub q1: [T; 2],
-    pub h2: T,
+    /// The interface's elevation above the reference interface: `h2 - H - Model::ref_interface`.
+    pub d2: T,
     pub q2: [T; 2],
-    /// Depth of the bottom below the reference, `H`.
+    /// Depth of the bottom below the reference level, `H`.
     pub depth: T,
+}
+
+impl<T: Real> Side<T> {
+    /// From thicknesses and momenta, over a bottom at depth `depth`.
+    #[inline(always)]
+    pub fn from_thickness(m: &Model<T>, h1: T, q1: [T; 2], h2: T, q2: [T; 2], depth: T) -> Side<T> {
+        Side { d1: h1 - m.ref_h1, q1, d2: (h2 - depth) - m.ref_interface, q2, depth }
+    }
+
+    /// From the free-surface and interface elevations (above the reference level) and the
+    /// momenta, as differences of small numbers: exact zeros for the reference levels
+    /// themselves, so a ghost at rest at those levels meets cells at rest exactly.
+    #[inline(always)]
+    pub fn from_elevations(m: &Model<T>, surface: T, interface: T, q1: [T; 2], q2: [T; 2], depth: T) -> Side<T> {
+        let d2 = interface - m.ref_interface;
+        Side { d1: (surface - m.ref_surface) - d2, q1, d2, q2, depth }
+    }
+
+    /// Layer 1's thickness (rounded once: for the nonlinear terms).
+    #[inline(always)]
+    pub fn h1(&self, m: &Model<T>) -> T {
+        self.d1 + m.ref_h1
+    }
+
+    /// Layer 2's thickness (the interface's elevation plus the depth).
+    #[inline(always)]
+    pub fn h2(&self, m: &Model<T>) -> T {
+        (self.d2 + m.ref_interface) + self.depth
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct EdgeFlux<T> {
-    /// (h1, q1x, q1y, h2, q2x, q2y) flux leaving cell i, per unit edge length.
+    /// (h1, q1x, q1y, h2, q2x, q2y) flux leaving cell i, per unit edge length, less cell
+    /// i's own hydrostatic pressure `g h_i^2/2 n` in the momentum rows (see the module
+    /// comment): the physical flux of a state is `i` plus that pressure.
     pub i: [T; 6],
-    /// The same seen from cell j (differs from `i` by the non-conservative terms).
+    /// The same seen from cell j, less cell j's own hydrostatic pressure. The mass rows are
+    /// those of `i`.
     pub j: [T; 6],
     /// max |lambda| of the Roe matrix.
     pub speed: T,
@@ -71,7 +126,7 @@ pub fn numerical_flux<T: Real>(m: &Model<T>, wi: &Side<T>, wj: &Side<T>, n: [T; 
     let normal = |q: [T; 2]| q[0] * nx + q[1] * ny;
     let tangent = |q: [T; 2]| q[1] * nx - q[0] * ny;
 
-    let (h1i, h2i, h1j, h2j) = (wi.h1, wi.h2, wj.h1, wj.h2);
+    let (h1i, h2i, h1j, h2j) = (wi.h1(m), wi.h2(m), wj.h1(m), wj.h2(m));
     let (qn1i, qn2i, qn1j, qn2j) = (normal(wi.q1), normal(wi.q2), normal(wj.q1), normal(wj.q2));
     let (ih1i, ih2i, ih1j, ih2j) = (T::one() / h1i, T::one() / h2i, T::one() / h1j, T::one() / h2j);
     let (u1i, u2i, u1j, u2j) = (qn1i * ih1i, qn2i * ih2i, qn1j * ih1j, qn2j * ih2j);
@@ -83,17 +138,17 @@ pub fn numerical_flux<T: Real>(m: &Model<T>, wi: &Side<T>, wj: &Side<T>, n: [T; 
     let u1 = (s1i * u1i + s1j * u1j) / (s1i + s1j);
     let u2 = (s2i * u2i + s2j * u2j) / (s2i + s2j);
 
-    let (dh1, dh2, dd) = (h1j - h1i, h2j - h2i, wj.depth - wi.depth);
-    // Non-conservative coupling and bottom terms; g h^2/2 jumps written as g h dh (exact
-    // for the arithmetic mean), so that at rest each row is g h times a vanishing sum.
-    let nc1 = g * h1 * (dh2 - dd);
-    let nc3 = g * h2 * (r * dh1 - dd);
-    let b = [
-        qn1j - qn1i,
-        qn1j * u1j - qn1i * u1i + g * h1 * (dh1 + dh2 - dd),
-        qn2j - qn2i,
-        qn2j * u2j - qn2i * u2i + g * h2 * (dh2 + r * dh1 - dd),
-    ];
+    // Jumps of the layer-1 thickness, the interface and the free surface, from the stored
+    // deviations: exactly zero at rest, with no depth in them.
+    let dh1 = wj.d1 - wi.d1;
+    let deta2 = wj.d2 - wi.d2;
+    let deta1 = dh1 + deta2;
+    // The pressure, layer-coupling and bottom terms of b: the jumps of g h^2/2 written as
+    // g h dh (exact for the arithmetic mean) plus the non-conservative products. They are
+    // also what cell j's side adds to Phi- once both cells' own pressures are left out.
+    let p1 = g * h1 * deta1;
+    let p3 = g * h2 * (deta2 + r * dh1);
+    let b = [qn1j - qn1i, qn1j * u1j - qn1i * u1i + p1, qn2j - qn2i, qn2j * u2j - qn2i * u2i + p3];
 
     let eig = eigenvalues(g, r, h1, u1, h2, u2);
     let lam = eig.lambda;
@@ -141,19 +196,15 @@ pub fn numerical_flux<T: Real>(m: &Model<T>, wi: &Side<T>, wj: &Side<T>, n: [T; 
             }
         }
     } else {
-        let dv = [dh1, qn1j - qn1i, dh2 - dd, qn2j - qn2i];
+        let dv = [dh1, qn1j - qn1i, deta2, qn2j - qn2i];
         for k in 0..4 {
             dm[k] = half * (b[k] - speed * dv[k]);
         }
     }
 
-    // Phi- = F(w_i) + P- b; Phi+ = Phi- - nc.
-    let phi = [
-        qn1i + dm[0],
-        qn1i * u1i + half * g * h1i * h1i + dm[1],
-        qn2i + dm[2],
-        qn2i * u2i + half * g * h2i * h2i + dm[3],
-    ];
+    // Phi- = F(w_i) + P- b less cell i's own pressure; cell j's side is Phi+ less cell j's
+    // own pressure, that is this less (p1, p3) (module comment).
+    let phi = [qn1i + dm[0], qn1i * u1i + dm[1], qn2i + dm[2], qn2i * u2i + dm[3]];
     let (m1, m2) = (phi[0], phi[2]);
     let ut1 = if m1 > T::zero() { tangent(wi.q1) * ih1i } else { tangent(wj.q1) * ih1j };
     let ut2 = if m2 > T::zero() { tangent(wi.q2) * ih2i } else { tangent(wj.q2) * ih2j };
@@ -161,5 +212,5 @@ pub fn numerical_flux<T: Real>(m: &Model<T>, wi: &Side<T>, wj: &Side<T>, n: [T; 
 
     // Back to x-y: (m, p, s) -> (m, p nx - s ny, p ny + s nx).
     let back = |p1: T, p2: T| [m1, p1 * nx - s1 * ny, p1 * ny + s1 * nx, m2, p2 * nx - s2 * ny, p2 * ny + s2 * nx];
-    EdgeFlux { i: back(phi[1], phi[3]), j: back(phi[1] - nc1, phi[3] - nc3), speed, fallback }
+    EdgeFlux { i: back(phi[1], phi[3]), j: back(phi[1] - p1, phi[3] - p3), speed, fallback }
 }

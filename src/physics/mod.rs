@@ -17,7 +17,7 @@ pub mod state;
 
 pub use boundary::{boundary_flux, ghost, Boundary, BoundaryKind};
 pub use flux::{numerical_flux, EdgeFlux, Side};
-pub use model::{Model, Physics};
-pub use real::Real;
+pub use model::{Model, Physics, Reference};
+pub use real::{add_compensated, Real};
 pub use source::source;
-pub use state::{is_admissible, CellState};
+pub use state::{is_admissible, CellState, StoredCell};

@@ -7,6 +7,11 @@
 //! Adding a parameter: a field in [`Physics`] (with its default and its check in
 //! [`Physics::validate`]), the same field in [`Model`] and in `kernels/model.cuh`, in the
 //! same place. `tests/physics_model.rs` checks that the two structs have the same size.
+//!
+//! The solver stores each layer's thickness as its deviation from a rest state, the
+//! [`Reference`] (see `physics/state.rs`): the model carries that state's layer-1 thickness
+//! and interface elevation in the run's precision, so that every kernel can turn stored
+//! deviations back into thicknesses.
 
 use super::Real;
 use anyhow::{bail, Result};
@@ -30,6 +35,30 @@ pub struct Physics {
     /// physics".
     #[serde(default, skip_serializing_if = "is_zero")]
     pub linear_friction: f64,
+    /// The rest state the solver stores deviations from (`physics/state.rs`). A scenario
+    /// without one gets its initial condition's rest levels when it is loaded (so that water
+    /// at rest is stored as exact zeros); `None` here means both levels at 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Reference>,
+}
+
+/// A rest state: a flat free surface and a flat interface, as elevations (m) above the
+/// reference level (the level `H` is measured down from). The solver stores layer 1's
+/// thickness as `h1 - (surface - interface)` and layer 2's as the interface's elevation
+/// above `interface`, `h2 - H - interface`: water at rest at these levels is stored as exact
+/// zeros, and the jumps the flux needs are jumps of the stored numbers.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    pub surface: f64,
+    pub interface: f64,
+}
+
+impl Reference {
+    /// Layer 1's thickness at rest, `surface - interface`.
+    pub fn h1(&self) -> f64 {
+        self.surface - self.interface
+    }
 }
 
 fn default_g() -> f64 {
@@ -47,7 +76,7 @@ fn is_zero(x: &f64) -> bool {
 
 impl Default for Physics {
     fn default() -> Self {
-        Physics { g: default_g(), r: default_r(), gamma: default_gamma(), linear_friction: 0.0 }
+        Physics { g: default_g(), r: default_r(), gamma: default_gamma(), linear_friction: 0.0, reference: None }
     }
 }
 
@@ -66,7 +95,19 @@ impl Physics {
         if !(self.linear_friction.is_finite() && self.linear_friction >= 0.0) {
             bail!("physics.linear_friction: expected a drag velocity >= 0 in m/s, found {}", self.linear_friction);
         }
+        if let Some(r) = &self.reference {
+            for (name, x) in [("surface", r.surface), ("interface", r.interface)] {
+                if !x.is_finite() {
+                    bail!("physics.reference.{name}: expected a finite elevation in m, found {x}");
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The rest state the solver stores deviations from (both levels 0 when none is set).
+    pub fn reference(&self) -> Reference {
+        self.reference.unwrap_or_default()
     }
 }
 
@@ -81,12 +122,27 @@ pub struct Model<T> {
     pub r: T,
     /// Linear bottom friction on the lower layer (m/s); 0 for none.
     pub linear_friction: T,
+    /// The reference rest state's free-surface elevation (for ghosts given by elevations).
+    pub ref_surface: T,
+    /// The reference interface elevation: h2 = (d2 + ref_interface) + H.
+    pub ref_interface: T,
+    /// Layer 1's thickness in the reference rest state, `Reference::h1` rounded once from
+    /// float64: h1 = d1 + ref_h1.
+    pub ref_h1: T,
 }
 
 impl<T: Real> Model<T> {
     pub fn new(p: &Physics) -> Result<Self> {
         p.validate()?;
-        Ok(Model { g: T::c(p.g), r: T::c(p.r), linear_friction: T::c(p.linear_friction) })
+        let rest = p.reference();
+        Ok(Model {
+            g: T::c(p.g),
+            r: T::c(p.r),
+            linear_friction: T::c(p.linear_friction),
+            ref_surface: T::c(rest.surface),
+            ref_interface: T::c(rest.interface),
+            ref_h1: T::c(rest.h1()),
+        })
     }
 
     /// Whether any cell source term is on: the update then calls [`super::source::source`].

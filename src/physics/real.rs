@@ -43,3 +43,20 @@ impl Real for f64 {
         self
     }
 }
+
+/// `(hi + lo) + x` kept as a pair of floats: `hi' = fl(hi + (lo + x))` and `lo'` the exact
+/// rounding error of that sum (Knuth's TwoSum, six additions, no branch), so `hi' + lo'`
+/// equals `hi + fl(lo + x)` exactly. The only rounding is that of `lo + x`, at most half an
+/// ulp of `|x| + ulp(hi) / 2`: of the update, or eps^2 of the value, never eps of the value.
+/// A small update to a large value is never lost, and a value on a power of two loses
+/// nothing either way. `|lo'| <= ulp(hi') / 2`.
+/// `add_compensated` in `kernels/real.cuh` mirrors it (with explicitly rounded additions,
+/// which the compiler may not fuse or reorder).
+#[inline(always)]
+pub fn add_compensated<T: Real>(hi: T, lo: T, x: T) -> (T, T) {
+    let t = lo + x;
+    let s = hi + t;
+    let b = s - hi;
+    let e = (hi - (s - b)) + (t - b);
+    (s, e)
+}

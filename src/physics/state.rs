@@ -1,10 +1,24 @@
 //! One cell's state as everything outside the solver sees it (scenarios, output, gauges,
-//! checkpoints, blow-up reports), with the one admissibility rule and the conversions to
-//! six numbers, velocities and elevations. `kernels/state.cuh` mirrors [`is_admissible`].
+//! blow-up reports), with the one admissibility rule and the conversions to six numbers,
+//! velocities and elevations; and the same state as the solver stores it ([`StoredCell`]),
+//! with the conversions between the two. `kernels/state.cuh` mirrors [`is_admissible`].
 //!
 //! Layer 1 is the upper, lighter layer; `depth` is H, the depth of the bottom below the
 //! reference level (positive down), so elevations are measured upwards from that level.
+//!
+//! **Why the solver stores deviations.** In float32 a thickness of 800 m has an ulp of
+//! 6e-5 m: water at rest stored as thicknesses is not exactly flat, and an update smaller
+//! than half an ulp is lost (biased where the thickness sits on a power of two). The solver
+//! therefore stores, per layer, the deviation from a rest state ([`Reference`]):
+//! `d1 = h1 - (surface - interface)` and `d2 = h2 - (H + interface)` (the interface's
+//! elevation above the reference interface). Water at rest at the reference levels is
+//! stored as exact zeros, and the flux takes its jumps from the stored numbers, so at rest
+//! every jump is exactly zero. Each deviation is also kept as a sum of two floats, a high
+//! part (what the edge pass reads) and a low part (what the high part could not hold, read
+//! and written only by the update), so that no update is ever rounded away: the mass of a
+//! layer changes only by the rounding of the fluxes themselves, at the size of the motion.
 
+use super::model::Reference;
 use super::Real;
 
 /// A cell's state in float64: thickness and momentum (thickness times velocity) per layer.
@@ -40,12 +54,6 @@ impl CellState {
         CellState { h1: x[0], q1: [x[1], x[2]], h2: x[3], q2: [x[4], x[5]] }
     }
 
-    /// The state from the solver's two records `(h1, q1x, q1y, ·)` and `(h2, q2x, q2y, ·)`
-    /// (host and GPU alike).
-    pub fn from_records<T: Real>(a: &[T], b: &[T]) -> CellState {
-        CellState { h1: a[0].f64(), q1: [a[1].f64(), a[2].f64()], h2: b[0].f64(), q2: [b[1].f64(), b[2].f64()] }
-    }
-
     /// Velocity of layer 1 and layer 2.
     pub fn velocities(&self) -> ([f64; 2], [f64; 2]) {
         let v = |q: [f64; 2], h: f64| [q[0] / h, q[1] / h];
@@ -65,6 +73,62 @@ impl CellState {
     /// The one admissibility rule (see [`is_admissible`]).
     pub fn is_admissible(&self) -> bool {
         is_admissible(self.h1, self.q1[0], self.q1[1], self.h2, self.q2[0], self.q2[1])
+    }
+}
+
+/// A cell as the solver stores it, in float64 (exact for either run precision, whose
+/// values it holds): per layer the deviation `d` of the thickness from the [`Reference`]
+/// rest state (`d1 = h1 - (surface - interface)`, `d2 = h2 - (H + interface)`) as a high
+/// part and a low part (`lo`), and the momenta. The thickness deviation is `d + lo`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StoredCell {
+    pub d1: f64,
+    pub q1: [f64; 2],
+    pub d2: f64,
+    pub q2: [f64; 2],
+    /// The low parts of `d1` and `d2`.
+    pub lo: [f64; 2],
+}
+
+impl StoredCell {
+    /// `state` over a bottom at depth `depth`, stored relative to `rest`, the deviations in
+    /// float64 with no low part yet (the solver's layout splits them). The thicknesses at
+    /// rest are subtracted in the form the initial conditions build them (`surface -
+    /// interface`, `H + interface`), so water at rest at `rest`'s levels gives exact zeros.
+    pub fn from_state(s: &CellState, depth: f64, rest: &Reference) -> StoredCell {
+        StoredCell { d1: s.h1 - rest.h1(), q1: s.q1, d2: s.h2 - (depth + rest.interface), q2: s.q2, lo: [0.0; 2] }
+    }
+
+    /// The thicknesses and momenta (float64, to the precision of the stored numbers: the
+    /// deviations are added to the rest thicknesses once, in float64).
+    pub fn state(&self, depth: f64, rest: &Reference) -> CellState {
+        CellState {
+            h1: rest.h1() + (self.d1 + self.lo[0]),
+            q1: self.q1,
+            h2: (depth + rest.interface) + (self.d2 + self.lo[1]),
+            q2: self.q2,
+        }
+    }
+
+    /// The solver's two records `(d1, q1x, q1y, ·)` and `(d2, q2x, q2y, ·)` and the low parts
+    /// `(d1_lo, d2_lo)` (host and GPU alike).
+    pub fn from_records<T: Real>(a: &[T], b: &[T], lo: &[T]) -> StoredCell {
+        StoredCell {
+            d1: a[0].f64(),
+            q1: [a[1].f64(), a[2].f64()],
+            d2: b[0].f64(),
+            q2: [b[1].f64(), b[2].f64()],
+            lo: [lo[0].f64(), lo[1].f64()],
+        }
+    }
+
+    /// `(d1, q1x, q1y, d2, q2x, q2y, d1_lo, d2_lo)`: the order of checkpoints.
+    pub fn to_array(&self) -> [f64; 8] {
+        [self.d1, self.q1[0], self.q1[1], self.d2, self.q2[0], self.q2[1], self.lo[0], self.lo[1]]
+    }
+
+    pub fn from_array(x: [f64; 8]) -> StoredCell {
+        StoredCell { d1: x[0], q1: [x[1], x[2]], d2: x[3], q2: [x[4], x[5]], lo: [x[6], x[7]] }
     }
 }
 

@@ -7,7 +7,7 @@ mod tagged;
 
 pub use crate::mesh::domain::Domain;
 pub use crate::mesh::generate::Resolution;
-pub use crate::physics::Physics;
+pub use crate::physics::{Physics, Reference};
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -197,7 +197,7 @@ impl Scenario {
     /// The paper's benchmark (de la Asunción et al. 2012, sections 4 and 7): circular internal dam break on
     /// [-5, 5]^2, H = 5, r = 0.998, gamma = 0.9, walls, t in [0, 0.1].
     pub fn paper_benchmark(cells: u64) -> Scenario {
-        Scenario {
+        let mut s = Scenario {
             name: "dambreak".into(),
             domain: Some(Domain { outer: vec![[-5.0, -5.0], [5.0, -5.0], [5.0, 5.0], [-5.0, 5.0]], holes: vec![] }),
             mesh: None,
@@ -214,7 +214,9 @@ impl Scenario {
             time: Time { end: 0.1, output_interval: None, output_times: None },
             output: Output::default(),
             gauges: None,
-        }
+        };
+        s.physics.reference = Some(s.initial.rest_levels());
+        s
     }
 
     /// Parse and validate a scenario file. Errors name the file and the field.
@@ -232,7 +234,7 @@ impl Scenario {
 
     pub fn from_json(text: &str) -> Result<Scenario> {
         let mut de = serde_json::Deserializer::from_str(text);
-        let s: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let mut s: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
             let path = if path == "." { String::new() } else { path };
             let inner = e.into_inner().to_string();
@@ -255,6 +257,9 @@ impl Scenario {
                 e.column()
             )
         })?;
+        // The rest state the solver stores deviations from, made explicit here so that a
+        // checkpoint's copy of the scenario restarts with the same one.
+        s.physics.reference.get_or_insert(s.initial.rest_levels());
         s.validate()?;
         Ok(s)
     }
@@ -457,6 +462,22 @@ impl Bathymetry {
 }
 
 impl Initial {
+    /// The default `physics.reference`: levels at which (part of) this initial state is at
+    /// rest, so that those cells are stored as exact zeros. `at_rest`: its own levels;
+    /// `dam_break_x`: the right-hand side's; `circular_dam_break`: the outside's; `layers`
+    /// (thicknesses, no levels): both at 0, so that the solver stores h1 and the interface
+    /// elevation.
+    pub fn rest_levels(&self) -> Reference {
+        match *self {
+            Initial::AtRest { interface, surface } => Reference { surface, interface },
+            Initial::DamBreakX { interface_right, surface, .. } => Reference { surface, interface: interface_right },
+            Initial::CircularDamBreak { h1_outside, surface, .. } => {
+                Reference { surface, interface: surface - h1_outside }
+            }
+            Initial::Layers { .. } => Reference::default(),
+        }
+    }
+
     fn validate(&self) -> Result<()> {
         match self {
             Initial::CircularDamBreak { radius, h1_inside, h1_outside, .. } => {

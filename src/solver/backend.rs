@@ -1,7 +1,7 @@
 //! What the step loop asks of a backend. The CPU backend and the CUDA backend implement it
 //! over the same data layout; the loop, the exchange and the output never see physics.
 
-use crate::physics::CellState;
+use crate::physics::{CellState, StoredCell};
 use anyhow::Result;
 use std::ops::Range;
 
@@ -41,6 +41,9 @@ pub trait Backend: Send {
     fn fallbacks(&mut self) -> Result<u64>;
     /// Owned cells' state, in float64.
     fn state(&mut self) -> Result<Vec<CellState>>;
+    /// Owned cells as stored (deviations, low parts, momenta), exactly: what a checkpoint
+    /// holds, so that a restart continues bit for bit.
+    fn stored_state(&mut self) -> Result<Vec<StoredCell>>;
     /// Owned cells' state before the last update (the update writes a second buffer), so a
     /// blow-up can be reported with the last good state.
     fn previous_state(&mut self) -> Result<Vec<CellState>>;

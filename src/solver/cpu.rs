@@ -3,7 +3,9 @@
 
 use super::backend::{Backend, Health, StepContext};
 use super::layout::{Layout, BOUNDARY};
-use crate::physics::{boundary_flux, is_admissible, numerical_flux, source, CellState, Model, Real, Side};
+use crate::physics::{
+    add_compensated, boundary_flux, is_admissible, numerical_flux, source, CellState, Model, Real, Side, StoredCell,
+};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -19,6 +21,8 @@ pub struct CpuBackend<T> {
     /// The other volume buffers: the update writes them from `lay.v1`, `lay.v2` and the two
     /// swap, so the state before the last update stays available.
     other: [Vec<[T; 4]>; 2],
+    /// The other buffer of low parts (swapped with `lay.lo` likewise).
+    other_lo: Vec<[T; 2]>,
 }
 
 /// A raw pointer the edge pass shares between threads. Sound because every (slot, cell)
@@ -60,7 +64,7 @@ pub fn check_slots<T: Real>(lay: &Layout<T>) -> Result<()> {
 
 #[inline(always)]
 fn side<T: Real>(a: [T; 4], b: [T; 4]) -> Side<T> {
-    Side { h1: a[0], q1: [a[1], a[2]], h2: b[0], q2: [b[1], b[2]], depth: a[3] }
+    Side { d1: a[0], q1: [a[1], a[2]], d2: b[0], q2: [b[1], b[2]], depth: a[3] }
 }
 
 impl<T: Real> CpuBackend<T> {
@@ -70,7 +74,8 @@ impl<T: Real> CpuBackend<T> {
         let zero = [T::zero(); 4];
         let acc = std::array::from_fn(|_| vec![zero; n]);
         let other = [lay.v1.clone(), lay.v2.clone()];
-        Ok(CpuBackend { model, lay, acc, fallbacks: 0, health: Health::Ok, download: 0..0, other })
+        let other_lo = lay.lo.clone();
+        Ok(CpuBackend { model, lay, acc, fallbacks: 0, health: Health::Ok, download: 0..0, other, other_lo })
     }
 
     pub fn layout(&self) -> &Layout<T> {
@@ -160,34 +165,41 @@ impl<T: Real> Backend for CpuBackend<T> {
         let sources = model.has_sources();
         let n = self.lay.n_owned;
         let acc = &self.acc;
-        let (old1, old2) = (&self.lay.v1[..n], &self.lay.v2[..n]);
+        let (old1, old2, old_lo) = (&self.lay.v1[..n], &self.lay.v2[..n], &self.lay.lo[..n]);
         let [new1, new2] = &mut self.other;
         let ok = new1[..n]
             .par_iter_mut()
             .zip(new2[..n].par_iter_mut())
+            .zip(self.other_lo[..n].par_iter_mut())
             .enumerate()
             .with_min_len(8192)
-            .map(|(c, (a, b))| {
+            .map(|(c, ((a, b), lo))| {
                 *a = old1[c];
                 *b = old2[c];
                 let k = dt / b[3];
-                for m in 0..3 {
-                    let s1 = acc[0][c][m] + acc[2][c][m] + acc[4][c][m];
-                    let s2 = acc[1][c][m] + acc[3][c][m] + acc[5][c][m];
-                    a[m] = a[m] - k * s1;
-                    b[m] = b[m] - k * s2;
+                // Slots summed (0 + 1) + 2, as on the GPU.
+                let sum = |layer: usize, m: usize| acc[layer][c][m] + acc[2 + layer][c][m] + acc[4 + layer][c][m];
+                // The thickness deviations with their low parts: the increment is added
+                // exactly, whatever its size against the stored value.
+                let (d1, lo1) = add_compensated(a[0], old_lo[c][0], -(k * sum(0, 0)));
+                let (d2, lo2) = add_compensated(b[0], old_lo[c][1], -(k * sum(1, 0)));
+                (a[0], b[0], *lo) = (d1, d2, [lo1, lo2]);
+                for m in 1..3 {
+                    a[m] = a[m] - k * sum(0, m);
+                    b[m] = b[m] - k * sum(1, m);
                 }
+                let mut s = side(*a, *b);
                 if sources {
-                    let mut s = side(*a, *b);
                     source(&model, &mut s, dt);
-                    *a = [s.h1, s.q1[0], s.q1[1], a[3]];
-                    *b = [s.h2, s.q2[0], s.q2[1], b[3]];
+                    *a = [s.d1, s.q1[0], s.q1[1], a[3]];
+                    *b = [s.d2, s.q2[0], s.q2[1], b[3]];
                 }
-                is_admissible(a[0], a[1], a[2], b[0], b[1], b[2])
+                is_admissible(s.h1(&model), a[1], a[2], s.h2(&model), b[1], b[2])
             })
             .reduce(|| true, |x, y| x && y);
         std::mem::swap(&mut self.lay.v1, &mut self.other[0]);
         std::mem::swap(&mut self.lay.v2, &mut self.other[1]);
+        std::mem::swap(&mut self.lay.lo, &mut self.other_lo);
         self.health = if ok { Health::Ok } else { Health::Bad };
         Ok(())
     }
@@ -198,12 +210,16 @@ impl<T: Real> Backend for CpuBackend<T> {
     fn state(&mut self) -> Result<Vec<CellState>> {
         Ok(self.lay.host_state())
     }
+    fn stored_state(&mut self) -> Result<Vec<StoredCell>> {
+        Ok((0..self.lay.n_owned).map(|c| self.lay.stored(c)).collect())
+    }
     fn previous_state(&mut self) -> Result<Vec<CellState>> {
-        let n = self.lay.n_owned;
-        Ok((0..n).map(|c| CellState::from_records(&self.other[0][c], &self.other[1][c])).collect())
+        let (lay, n) = (&self.lay, self.lay.n_owned);
+        let stored = |c: usize| StoredCell::from_records(&self.other[0][c], &self.other[1][c], &self.other_lo[c]);
+        Ok((0..n).map(|c| stored(c).state(lay.depth[c], &lay.reference)).collect())
     }
     fn read_cells(&mut self, cells: &[usize]) -> Result<Vec<CellState>> {
-        Ok(cells.iter().map(|&c| CellState::from_records(&self.lay.v1[c], &self.lay.v2[c])).collect())
+        Ok(cells.iter().map(|&c| self.lay.cell_state(c)).collect())
     }
     fn num_edges(&self) -> usize {
         self.lay.num_edges()

@@ -2,7 +2,12 @@
 //! backends: two float4 volume arrays, one int4 and one float2 per edge, six float4
 //! accumulators, and the boundary table.
 //!
-//! - `v1[c] = (h1, q1x, q1y, H)`, `v2[c] = (h2, q2x, q2y, area)`.
+//! - `v1[c] = (d1, q1x, q1y, H)`, `v2[c] = (d2, q2x, q2y, area)`: the paper's records, with
+//!   each thickness stored as its deviation from the reference rest state
+//!   (`physics/state.rs`: `d1 = h1 - (surface - interface)`, `d2 = h2 - (H + interface)`).
+//! - `lo[c] = (d1_lo, d2_lo)`: the low parts of the two deviations (`d + lo` is the stored
+//!   value), read and written by the update alone, so that no update is rounded away; the
+//!   edge pass never reads them.
 //! - `edge_cells[e] = (i, j, slot_i, slot_j)`; on a boundary edge `j = -1` ([`BOUNDARY`])
 //!   and the fourth int, which no second cell needs, is the edge's index in `boundaries`.
 //! - `edge_normal[e] = n * L`: the unit normal from i to j scaled by the edge length.
@@ -16,7 +21,7 @@
 //! touch the receive block.
 
 use crate::mesh::{Topology, NO_CELL};
-use crate::physics::{Boundary, CellState, Real};
+use crate::physics::{Boundary, CellState, Real, Reference, StoredCell};
 use std::collections::BTreeMap;
 
 /// The second cell of a boundary edge.
@@ -46,6 +51,8 @@ impl<T: Real> Boundaries<T> {
 pub struct Layout<T> {
     pub v1: Vec<[T; 4]>,
     pub v2: Vec<[T; 4]>,
+    /// Low parts of the deviations, every cell (the update uses the owned ones).
+    pub lo: Vec<[T; 2]>,
     pub edge_cells: Vec<[i32; 4]>,
     pub edge_normal: Vec<[T; 2]>,
     /// Indexed by a boundary edge's fourth int; entry 0 is a wall.
@@ -53,21 +60,45 @@ pub struct Layout<T> {
     pub n_owned: usize,
     /// Edges that need no receive-block cell come first: `0..n_local_edges`.
     pub n_local_edges: usize,
+    /// Each cell's depth in float64 and the rest state, for the conversions to and from
+    /// [`CellState`] (`v1` holds the depth in the run's precision, for the kernels).
+    pub depth: Vec<f64>,
+    pub reference: Reference,
+}
+
+/// A float64 deviation and low part as the run's pair `(hi, lo)`: `hi` the rounded value,
+/// `lo` what it could not hold. A pair read back from a run (`d` already a `T`) comes back
+/// bit for bit, so a restart continues exactly.
+fn split<T: Real>(d: f64, lo: f64) -> (T, T) {
+    let hi = T::c(d);
+    (hi, T::c((d - hi.f64()) + lo))
 }
 
 impl<T: Real> Layout<T> {
     /// The whole mesh on one rank, in global order, every boundary a wall (see
-    /// [`Layout::set_boundaries`]).
-    pub fn from_topology(topo: &Topology, depth: &[f64], state: &[CellState]) -> Layout<T> {
+    /// [`Layout::set_boundaries`]), from each cell's state stored relative to `reference`.
+    pub fn from_topology(topo: &Topology, depth: &[f64], state: &[CellState], reference: &Reference) -> Layout<T> {
+        assert_eq!(depth.len(), state.len());
+        let cells: Vec<StoredCell> =
+            state.iter().zip(depth).map(|(s, &d)| StoredCell::from_state(s, d, reference)).collect();
+        Layout::from_stored(topo, depth, &cells, reference)
+    }
+
+    /// The same from the stored cells themselves (a checkpoint's).
+    pub fn from_stored(topo: &Topology, depth: &[f64], cells: &[StoredCell], reference: &Reference) -> Layout<T> {
         let n = topo.num_cells();
         assert_eq!(depth.len(), n);
-        assert_eq!(state.len(), n);
+        assert_eq!(cells.len(), n);
         let mut v1 = Vec::with_capacity(n);
         let mut v2 = Vec::with_capacity(n);
+        let mut lo = Vec::with_capacity(n);
         for c in 0..n {
-            let s = &state[c];
-            v1.push([T::c(s.h1), T::c(s.q1[0]), T::c(s.q1[1]), T::c(depth[c])]);
-            v2.push([T::c(s.h2), T::c(s.q2[0]), T::c(s.q2[1]), T::c(topo.cell_area[c])]);
+            let s = &cells[c];
+            let (d1, lo1) = split::<T>(s.d1, s.lo[0]);
+            let (d2, lo2) = split::<T>(s.d2, s.lo[1]);
+            v1.push([d1, T::c(s.q1[0]), T::c(s.q1[1]), T::c(depth[c])]);
+            v2.push([d2, T::c(s.q2[0]), T::c(s.q2[1]), T::c(topo.cell_area[c])]);
+            lo.push([lo1, lo2]);
         }
         let ne = topo.num_edges();
         let mut edge_cells = Vec::with_capacity(ne);
@@ -81,7 +112,18 @@ impl<T: Real> Layout<T> {
             let l = topo.edge_length[e];
             edge_normal.push([T::c(nx * l), T::c(ny * l)]);
         }
-        Layout { v1, v2, edge_cells, edge_normal, boundaries: vec![Boundary::wall()], n_owned: n, n_local_edges: ne }
+        Layout {
+            v1,
+            v2,
+            lo,
+            edge_cells,
+            edge_normal,
+            boundaries: vec![Boundary::wall()],
+            n_owned: n,
+            n_local_edges: ne,
+            depth: depth.to_vec(),
+            reference: *reference,
+        }
     }
 
     /// Point each boundary edge at its tag's entry of `b` (`edge_tag` per edge, in this
@@ -103,9 +145,19 @@ impl<T: Real> Layout<T> {
         self.edge_cells.len()
     }
 
+    /// Cell `c` as stored.
+    pub fn stored(&self, c: usize) -> StoredCell {
+        StoredCell::from_records(&self.v1[c], &self.v2[c], &self.lo[c])
+    }
+
+    /// Cell `c`'s thicknesses and momenta.
+    pub fn cell_state(&self, c: usize) -> CellState {
+        self.stored(c).state(self.depth[c], &self.reference)
+    }
+
     /// State of the owned cells in float64.
     pub fn host_state(&self) -> Vec<CellState> {
-        (0..self.n_owned).map(|c| CellState::from_records(&self.v1[c], &self.v2[c])).collect()
+        (0..self.n_owned).map(|c| self.cell_state(c)).collect()
     }
 }
 
@@ -114,15 +166,16 @@ impl<T: Real> Layout<T> {
 /// float size `s`: the edge pass reads its int4 and scaled normal, each cell's two float4
 /// once, and writes two float4 per cell it touches; the time-step pass reads the Z word of
 /// three accumulator float4 and the area word of v2, which the interleaved layout makes
-/// whole float4 sectors (16 s per cell); the update reads v1, v2 and six accumulators and
-/// writes v1, v2.
+/// whole float4 sectors (16 s per cell); the update reads v1, v2, six accumulators and the
+/// float2 of low parts, and writes v1, v2 and the low parts.
 pub fn kernel_bytes(kernel: &str, cells: usize, edges: usize, wall_edges: usize, s: usize) -> f64 {
     let (c, e, w) = (cells as f64, edges as f64, wall_edges as f64);
     let s = s as f64;
     match kernel {
         "edge" => e * (16.0 + 2.0 * s) + c * 8.0 * s + (2.0 * (e - w) + w) * 8.0 * s,
         "dt" => c * 16.0 * s,
-        "update" => c * 40.0 * s, // reads one buffer pair, writes the other: same bytes
+        // Reads one buffer set, writes the other: (2 + 6 + 2) float4 and 2 float2.
+        "update" => c * 44.0 * s,
         _ => 0.0,
     }
 }

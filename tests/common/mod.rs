@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod ocean;
 
 use pycno::app::{scenario_mesh, PreparedMesh};
 use pycno::comm::Single;
@@ -14,6 +15,8 @@ use pycno::solver::{Backend, CpuBackend, Layout};
 pub struct Outcome {
     pub pm: PreparedMesh,
     pub depth: Vec<f64>,
+    /// The backend's state before the first step (the scenario's, as the run's precision
+    /// stores it), so that a change is measured against what the run started from.
     pub start: Vec<CellState>,
     pub end: Vec<CellState>,
     pub stats: LoopStats,
@@ -23,9 +26,11 @@ pub struct Outcome {
 /// Run `s` to `s.time.end` (or `max_steps`) on the CPU in precision `T`.
 pub fn run<T: Real>(s: &Scenario, max_steps: Option<u64>) -> Outcome {
     let pm = scenario_mesh(s).expect("mesh");
-    let (depth, start) = initial::evaluate(s, &pm.topo.cell_centroid).expect("initial state");
+    let (depth, initial) = initial::evaluate(s, &pm.topo.cell_centroid).expect("initial state");
     let params = Model::<T>::new(&s.physics).unwrap();
-    let mut b = CpuBackend::new(params, Layout::<T>::from_topology(&pm.topo, &depth, &start)).unwrap();
+    let lay = Layout::<T>::from_topology(&pm.topo, &depth, &initial, &s.physics.reference());
+    let mut b = CpuBackend::new(params, lay).unwrap();
+    let start = b.state().unwrap();
     let plan = plan(s, max_steps);
     let stats = step_loop(&mut b, &Single, &plan, &mut |_, _| Ok(())).expect("run");
     let end = b.state().unwrap();

@@ -68,6 +68,39 @@ pub const HMAX: f64 = 10.0;
 pub const UMAX: f64 = 3.0;
 
 // ---------------------------------------------------------------------------------------
+// Sides in thickness form. The tests' models have no reference rest state (both levels at
+// 0): a side stores d1 = h1 and d2 = h2 - H (the interface elevation), and the flux's
+// thicknesses are h1 = d1 and h2 = d2 + H, which `th1` and `th2` compute the same way.
+// ---------------------------------------------------------------------------------------
+
+pub trait Thickness<T> {
+    fn th1(&self) -> T;
+    fn th2(&self) -> T;
+}
+
+impl<T: Real> Thickness<T> for Side<T> {
+    fn th1(&self) -> T {
+        self.d1
+    }
+    fn th2(&self) -> T {
+        self.d2 + self.depth
+    }
+}
+
+/// A side from thicknesses and momenta, for a model with no reference.
+pub fn side<T: Real>(h1: T, q1: [T; 2], h2: T, q2: [T; 2], depth: T) -> Side<T> {
+    Side { d1: h1, q1, d2: h2 - depth, q2, depth }
+}
+
+/// What the flux leaves out of side `w`'s word (its own hydrostatic pressure, see
+/// `physics/flux.rs`) put back: the paper's flux seen from that side, to which the
+/// references below apply.
+pub fn with_own_pressure(g: f64, f: &[f64; 6], w: &Side<f64>, n: [f64; 2]) -> [f64; 6] {
+    let p = hydrostatic(g, w, n);
+    std::array::from_fn(|k| f[k] + p[k])
+}
+
+// ---------------------------------------------------------------------------------------
 // Deterministic PRNG (splitmix64).
 // ---------------------------------------------------------------------------------------
 
@@ -197,8 +230,8 @@ pub fn physical_flux(g: f64, w: &Side<f64>, n: [f64; 2]) -> [f64; 6] {
         let p = 0.5 * g * h * h;
         [qn, q[0] * qn / h + p * n[0], q[1] * qn / h + p * n[1]]
     };
-    let a = layer(w.h1, w.q1);
-    let b = layer(w.h2, w.q2);
+    let a = layer(w.th1(), w.q1);
+    let b = layer(w.th2(), w.q2);
     [a[0], a[1], a[2], b[0], b[1], b[2]]
 }
 
@@ -214,7 +247,7 @@ pub fn flux_scale(g: f64, wi: &Side<f64>, wj: &Side<f64>) -> f64 {
                 s = s.max(x.abs());
             }
         }
-        s = s.max(0.5 * g * (w.h1 + w.h2).powi(2));
+        s = s.max(0.5 * g * (w.th1() + w.th2()).powi(2));
     }
     s
 }
@@ -227,15 +260,15 @@ pub fn roe_state(wi: &Side<f64>, wj: &Side<f64>, n: [f64; 2]) -> (f64, f64, f64,
         let (si, sj) = (hi.sqrt(), hj.sqrt());
         (0.5 * (hi + hj), (si * qn(qi) / hi + sj * qn(qj) / hj) / (si + sj))
     };
-    let (h1, u1) = avg(wi.h1, wi.q1, wj.h1, wj.q1);
-    let (h2, u2) = avg(wi.h2, wi.q2, wj.h2, wj.q2);
+    let (h1, u1) = avg(wi.th1(), wi.q1, wj.th1(), wj.q1);
+    let (h2, u2) = avg(wi.th2(), wi.q2, wj.th2(), wj.q2);
     (h1, u1, h2, u2)
 }
 
 /// Per-layer eigenvalues of one side's own matrix A, as nalgebra gives them.
 pub fn side_ref_eig(g: f64, r: f64, w: &Side<f64>, n: [f64; 2]) -> RefEig {
     let qn = |q: [f64; 2]| q[0] * n[0] + q[1] * n[1];
-    ref_eig(&matrix_a(g, r, w.h1, qn(w.q1) / w.h1, w.h2, qn(w.q2) / w.h2))
+    ref_eig(&matrix_a(g, r, w.th1(), qn(w.q1) / w.th1(), w.th2(), qn(w.q2) / w.th2()))
 }
 
 /// Whether `eigenvalues::<T>` is right (against nalgebra, for the T-rounded data) at this
@@ -281,7 +314,7 @@ pub fn edge_spectra_ok<T: Real>(r: f64, wi: &Side<f64>, wj: &Side<f64>, n: [f64;
     let qn = |q: [f64; 2]| q[0] * n[0] + q[1] * n[1];
     let (h1, u1, h2, u2) = roe_state(wi, wj, n);
     spectrum_ok::<T>(r, h1, u1, h2, u2)
-        && [wi, wj].iter().all(|w| spectrum_ok::<T>(r, w.h1, qn(w.q1) / w.h1, w.h2, qn(w.q2) / w.h2))
+        && [wi, wj].iter().all(|w| spectrum_ok::<T>(r, w.th1(), qn(w.q1) / w.th1(), w.th2(), qn(w.q2) / w.th2()))
 }
 
 /// At most this fraction of random edges may be skipped by `edge_spectra_ok`, or the flux
@@ -303,14 +336,14 @@ pub fn random_side(rng: &mut Rng, n: [f64; 2]) -> Side<f64> {
     let (h1, h2) = (rng.thickness(), rng.thickness());
     let (un1, ut1, un2, ut2) =
         (rng.range(-UMAX, UMAX), rng.range(-UMAX, UMAX), rng.range(-UMAX, UMAX), rng.range(-UMAX, UMAX));
-    Side { h1, q1: momentum(h1, un1, ut1, n), h2, q2: momentum(h2, un2, ut2, n), depth: rng.range(0.0, 20.0) }
+    side(h1, momentum(h1, un1, ut1, n), h2, momentum(h2, un2, ut2, n), rng.range(0.0, 20.0))
 }
 
 pub fn to_t<T: Real>(w: &Side<f64>) -> Side<T> {
     Side {
-        h1: T::c(w.h1),
+        d1: T::c(w.d1),
         q1: [T::c(w.q1[0]), T::c(w.q1[1])],
-        h2: T::c(w.h2),
+        d2: T::c(w.d2),
         q2: [T::c(w.q2[0]), T::c(w.q2[1])],
         depth: T::c(w.depth),
     }
@@ -341,10 +374,10 @@ pub fn rot_flux(f: [f64; 6], th: f64) -> [f64; 6] {
 }
 
 pub fn hydrostatic(g: f64, w: &Side<f64>, n: [f64; 2]) -> [f64; 6] {
-    let (p1, p2) = (0.5 * g * w.h1 * w.h1, 0.5 * g * w.h2 * w.h2);
+    let (p1, p2) = (0.5 * g * w.th1() * w.th1(), 0.5 * g * w.th2() * w.th2());
     [0.0, p1 * n[0], p1 * n[1], 0.0, p2 * n[0], p2 * n[1]]
 }
 
 pub fn side_f64<T: Real>(w: &Side<T>) -> Side<f64> {
-    Side { h1: w.h1.f64(), q1: w.q1.map(|x| x.f64()), h2: w.h2.f64(), q2: w.q2.map(|x| x.f64()), depth: w.depth.f64() }
+    Side { d1: w.d1.f64(), q1: w.q1.map(|x| x.f64()), d2: w.d2.f64(), q2: w.q2.map(|x| x.f64()), depth: w.depth.f64() }
 }

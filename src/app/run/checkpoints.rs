@@ -10,7 +10,7 @@ use crate::app::PreparedMesh;
 use crate::comm::{agree, Comm};
 use crate::output::checkpoint;
 use crate::partition::files;
-use crate::physics::CellState;
+use crate::physics::StoredCell;
 use crate::scenario::Scenario;
 use crate::solver::Backend;
 use anyhow::{bail, Context, Result};
@@ -85,8 +85,9 @@ fn moved_output(earlier: &Path, now: &Path, frames: &mut [(f64, String)]) -> Res
     Ok(Some(earlier))
 }
 
-/// The checkpoint's cells, by global id, after checking that they belong to this mesh.
-pub fn restart_state(r: &Restart, pm: &PreparedMesh) -> Result<Vec<CellState>> {
+/// The checkpoint's cells as stored, by global id, after checking that they belong to this
+/// mesh.
+pub fn restart_state(r: &Restart, pm: &PreparedMesh) -> Result<Vec<StoredCell>> {
     let fingerprint = pm.fingerprint();
     if r.meta.mesh_fingerprint != files::fingerprint_hex(fingerprint) || r.meta.cells != pm.topo.num_cells() {
         bail!(
@@ -166,7 +167,7 @@ impl Checkpoints {
     fn write(&mut self, run: &RunContext, b: &mut dyn Backend, step: u64, time: f64) -> Result<()> {
         let comm = run.comm;
         let dir = checkpoint::step_dir(&self.root, step);
-        let st = agree(comm, b.state())?;
+        let st = agree(comm, b.stored_state())?;
         let float_bytes = self.precision.float_bytes();
         let global = &run.part.global;
         agree(

@@ -17,7 +17,7 @@ use crate::comm::{agree, Comm};
 use crate::output::checkpoint::Meta;
 use crate::output::gauges::GaugeRecorder;
 use crate::output::series::{Piece, Series};
-use crate::physics::CellState;
+use crate::physics::{CellState, StoredCell};
 use crate::scenario::{initial, Scenario};
 use crate::solver::exchange::{AllEdges, EdgePass, ExchangeMode, Halo, PhaseTimes};
 use crate::solver::layout::kernel_bytes;
@@ -166,13 +166,13 @@ fn apply_overrides(s: &mut Scenario, opts: &RunOptions) -> Result<()> {
     s.validate_after_overrides().map_err(|e| anyhow!("{e:#} (after applying the command-line options)"))
 }
 
-/// What a run starts from: the scenario, its prepared mesh, the depth and state of every
-/// cell (by global id), and the checkpoint it resumes, if any.
+/// What a run starts from: the scenario, its prepared mesh, the depth of every cell and its
+/// state as the solver stores it (by global id), and the checkpoint it resumes, if any.
 pub struct Setup<'a> {
     pub scenario: &'a Scenario,
     pub pm: &'a PreparedMesh,
     pub depth: &'a [f64],
-    pub state: &'a [CellState],
+    pub cells: &'a [StoredCell],
     pub resume: Option<&'a Meta>,
     /// The output directory of the run that wrote that checkpoint, when this run writes to
     /// another one.
@@ -181,9 +181,16 @@ pub struct Setup<'a> {
 
 impl<'a> Setup<'a> {
     /// A run from the start (no checkpoint).
-    pub fn new(scenario: &'a Scenario, pm: &'a PreparedMesh, depth: &'a [f64], state: &'a [CellState]) -> Setup<'a> {
-        Setup { scenario, pm, depth, state, resume: None, earlier_output: None }
+    pub fn new(scenario: &'a Scenario, pm: &'a PreparedMesh, depth: &'a [f64], cells: &'a [StoredCell]) -> Setup<'a> {
+        Setup { scenario, pm, depth, cells, resume: None, earlier_output: None }
     }
+}
+
+/// An initial state as the solver stores it: relative to the scenario's rest state
+/// (`physics.reference`).
+pub fn stored_cells(s: &Scenario, depth: &[f64], state: &[CellState]) -> Vec<StoredCell> {
+    let rest = s.physics.reference();
+    state.iter().zip(depth).map(|(c, &d)| StoredCell::from_state(c, d, &rest)).collect()
 }
 
 pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
@@ -204,17 +211,17 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     let pm = agree(comm, scenario_mesh(&s).with_context(|| source.clone()))?;
     // Refuse a run that cannot fit before its arrays are allocated (an abort otherwise).
     agree(comm, check_run_fits(pm.topo.num_cells(), opts.precision.float_bytes(), comm.node_rank().1))?;
-    let (depth, mut state) =
-        agree(comm, initial::evaluate(&s, &pm.topo.cell_centroid).with_context(|| source.clone()))?;
-    if let Some(r) = &restart {
-        state = agree(comm, restart_state(r, &pm))?;
-    }
+    let (depth, state) = agree(comm, initial::evaluate(&s, &pm.topo.cell_centroid).with_context(|| source.clone()))?;
+    let cells = match &restart {
+        Some(r) => agree(comm, restart_state(r, &pm))?,
+        None => stored_cells(&s, &depth, &state),
+    };
     let choice = agree(comm, choose_backend(opts.backend, !comm.is_root()))?;
     let submesh = agree(comm, rank_submesh(opts, &pm, comm))?;
     let setup = Setup {
         resume: restart.as_ref().map(|r| &r.meta),
         earlier_output: restart.as_ref().and_then(|r| r.earlier_output.as_deref()),
-        ..Setup::new(&s, &pm, &depth, &state)
+        ..Setup::new(&s, &pm, &depth, &cells)
     };
     let mut stats = simulate(&setup, opts, choice, comm, submesh)?;
     stats.mesh_seconds = pm.seconds;

@@ -163,10 +163,11 @@ fn backend_in<T: CudaReal>(
     node_rank: usize,
 ) -> Result<Box<dyn Backend>> {
     let model = Model::<T>::new(&setup.scenario.physics)?;
-    let (topo, depth, state) = (&setup.pm.topo, setup.depth, setup.state);
+    let (topo, depth, cells) = (&setup.pm.topo, setup.depth, setup.cells);
+    let rest = setup.scenario.physics.reference();
     let layout = match &part.submesh {
-        None => Layout::<T>::from_topology(topo, depth, state),
-        Some(sub) => sub.layout::<T>(topo, depth, state)?,
+        None => Layout::<T>::from_stored(topo, depth, cells, &rest),
+        Some(sub) => sub.layout::<T>(topo, depth, cells, &rest)?,
     };
     Ok(match choice {
         BackendChoice::Cuda => Box::new(CudaBackend::new(model, &layout, node_rank % cuda::device_count()?.max(1))?),

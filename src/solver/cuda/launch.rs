@@ -48,6 +48,8 @@ pub struct DeviceArrays {
     pub v2: u64,
     pub o1: u64,
     pub o2: u64,
+    pub lo: u64,
+    pub olo: u64,
     pub ecells: u64,
     pub enormal: u64,
     pub acc: u64,

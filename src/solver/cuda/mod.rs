@@ -19,7 +19,7 @@ pub use launch::CudaReal;
 use super::backend::{Backend, Health, StepContext};
 use super::cpu::check_slots;
 use super::layout::Layout;
-use crate::physics::{Boundary, CellState, Model};
+use crate::physics::{Boundary, CellState, Model, Reference, StoredCell};
 use anyhow::{anyhow, bail, Context, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, PushKernelArg};
 use halo::HaloStaging;
@@ -42,6 +42,9 @@ pub struct CudaBackend<T: CudaReal> {
     /// The other volume buffers (the update writes them; then the two pairs swap).
     o1: CudaSlice<T>,
     o2: CudaSlice<T>,
+    /// Low parts of the owned cells' deviations (two floats a cell), and the other buffer.
+    lo: CudaSlice<T>,
+    olo: CudaSlice<T>,
     ecells: CudaSlice<i32>,
     enormal: CudaSlice<T>,
     boundaries: CudaSlice<Boundary<T>>,
@@ -51,6 +54,9 @@ pub struct CudaBackend<T: CudaReal> {
     n_owned: usize,
     n_edges: usize,
     n_local_edges: usize,
+    /// The owned cells' depths in float64 and the rest state: for conversions to CellState.
+    depth: Vec<f64>,
+    reference: Reference,
     device: String,
     sync_each_launch: bool,
     timing: Option<KernelTiming>,
@@ -81,6 +87,10 @@ impl<T: CudaReal> CudaBackend<T> {
         let up = |what: &str, e: cudarc::driver::DriverError| anyhow!("cannot upload {what} to {device}: {e}");
         let cells = |v: &[[T; 4]]| stream.clone_htod(bytemuck::cast_slice::<[T; 4], T>(v)).map_err(|e| up("cells", e));
         let (v1, v2, o1, o2) = (cells(&lay.v1)?, cells(&lay.v2)?, cells(&lay.v1)?, cells(&lay.v2)?);
+        // The owned cells' low parts (at least one pair: no empty allocation).
+        let owned_lo = &lay.lo[..lay.n_owned.max(1).min(n)];
+        let lows = || stream.clone_htod(bytemuck::cast_slice::<[T; 2], T>(owned_lo)).map_err(|e| up("low parts", e));
+        let (lo, olo) = (lows()?, lows()?);
         let ecells =
             stream.clone_htod(bytemuck::cast_slice::<[i32; 4], i32>(&lay.edge_cells)).map_err(|e| up("edges", e))?;
         let enormal =
@@ -101,6 +111,8 @@ impl<T: CudaReal> CudaBackend<T> {
             v2,
             o1,
             o2,
+            lo,
+            olo,
             ecells,
             enormal,
             boundaries,
@@ -110,6 +122,8 @@ impl<T: CudaReal> CudaBackend<T> {
             n_owned: lay.n_owned,
             n_edges: lay.num_edges(),
             n_local_edges: lay.n_local_edges,
+            depth: lay.depth[..lay.n_owned].to_vec(),
+            reference: lay.reference,
             device,
             sync_each_launch: std::env::var_os("PYCNO_CUDA_SYNC").is_some(),
             timing: None,
@@ -125,6 +139,8 @@ impl<T: CudaReal> CudaBackend<T> {
             v2: address(&self.v2, s),
             o1: address(&self.o1, s),
             o2: address(&self.o2, s),
+            lo: address(&self.lo, s),
+            olo: address(&self.olo, s),
             ecells: address(&self.ecells, s),
             enormal: address(&self.enormal, s),
             acc: address(&self.acc, s),
@@ -185,6 +201,11 @@ impl<T: CudaReal> CudaBackend<T> {
         let nan = vec![T::nan(); 6 * 4 * self.n_cells];
         self.stream.memcpy_htod(&nan, &mut self.acc)?;
         Ok(())
+    }
+
+    /// Thicknesses and momenta of owned cells given as stored.
+    fn states(&self, cells: &[StoredCell]) -> Vec<CellState> {
+        cells.iter().zip(&self.depth).map(|(c, &d)| c.state(d, &self.reference)).collect()
     }
 
     /// The probe kernels on this backend's device (tests).
@@ -255,6 +276,7 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         })?;
         std::mem::swap(&mut self.v1, &mut self.o1);
         std::mem::swap(&mut self.v2, &mut self.o2);
+        std::mem::swap(&mut self.lo, &mut self.olo);
         Ok(())
     }
 
@@ -271,17 +293,26 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
     }
 
     fn state(&mut self) -> Result<Vec<CellState>> {
-        owned_state(&self.stream, &self.v1, &self.v2, self.n_owned)
+        let cells = owned_stored(&self.stream, [&self.v1, &self.v2, &self.lo], self.n_owned)?;
+        Ok(self.states(&cells))
+    }
+    fn stored_state(&mut self) -> Result<Vec<StoredCell>> {
+        owned_stored(&self.stream, [&self.v1, &self.v2, &self.lo], self.n_owned)
     }
     fn previous_state(&mut self) -> Result<Vec<CellState>> {
-        owned_state(&self.stream, &self.o1, &self.o2, self.n_owned)
+        let cells = owned_stored(&self.stream, [&self.o1, &self.o2, &self.olo], self.n_owned)?;
+        Ok(self.states(&cells))
     }
     fn read_cells(&mut self, cells: &[usize]) -> Result<Vec<CellState>> {
         let mut out = Vec::with_capacity(cells.len());
         for &c in cells {
+            if c >= self.n_owned {
+                bail!("cell {c} is not one of this rank's {} owned cells", self.n_owned);
+            }
             let a = self.stream.clone_dtoh(&self.v1.slice(4 * c..4 * c + 4))?;
             let b = self.stream.clone_dtoh(&self.v2.slice(4 * c..4 * c + 4))?;
-            out.push(CellState::from_records(&a, &b));
+            let l = self.stream.clone_dtoh(&self.lo.slice(2 * c..2 * c + 2))?;
+            out.push(StoredCell::from_records(&a, &b, &l).state(self.depth[c], &self.reference));
         }
         Ok(out)
     }
@@ -337,15 +368,16 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
     }
 }
 
-fn owned_state<T: CudaReal>(
-    stream: &Arc<CudaStream>,
-    v1: &CudaSlice<T>,
-    v2: &CudaSlice<T>,
-    n: usize,
-) -> Result<Vec<CellState>> {
-    let a = stream.clone_dtoh(&v1.slice(0..4 * n))?;
-    let b = stream.clone_dtoh(&v2.slice(0..4 * n))?;
-    Ok(a.chunks_exact(4).zip(b.chunks_exact(4)).map(|(a, b)| CellState::from_records(a, b)).collect())
+/// The first `n` cells of a buffer set (v1, v2, lo) as stored.
+fn owned_stored<T: CudaReal>(stream: &Arc<CudaStream>, set: [&CudaSlice<T>; 3], n: usize) -> Result<Vec<StoredCell>> {
+    let a = stream.clone_dtoh(&set[0].slice(0..4 * n))?;
+    let b = stream.clone_dtoh(&set[1].slice(0..4 * n))?;
+    let l = stream.clone_dtoh(&set[2].slice(0..2 * n))?;
+    Ok(a.chunks_exact(4)
+        .zip(b.chunks_exact(4))
+        .zip(l.chunks_exact(2))
+        .map(|((a, b), l)| StoredCell::from_records(a, b, l))
+        .collect())
 }
 
 /// Host bytes of the halo buffers as floats; they are allocated as u64 words

@@ -14,11 +14,11 @@ pub struct Probes<'a, T> {
 }
 
 fn side_values<T: Copy>(s: &Side<T>) -> [T; 7] {
-    [s.h1, s.q1[0], s.q1[1], s.h2, s.q2[0], s.q2[1], s.depth]
+    [s.d1, s.q1[0], s.q1[1], s.d2, s.q2[0], s.q2[1], s.depth]
 }
 
 fn side_from<T: Copy>(x: &[T]) -> Side<T> {
-    Side { h1: x[0], q1: [x[1], x[2]], h2: x[3], q2: [x[4], x[5]], depth: x[6] }
+    Side { d1: x[0], q1: [x[1], x[2]], d2: x[3], q2: [x[4], x[5]], depth: x[6] }
 }
 
 fn flux_from<T: CudaReal>(x: &[T]) -> EdgeFlux<T> {
