@@ -3,6 +3,9 @@
 #pragma once
 
 #define BOUNDARY_WALL 0
+#define BOUNDARY_OPEN 1
+#define BOUNDARY_ELEVATION 2
+#define BOUNDARY_DISCHARGE 3
 #define BOUNDARY_DATA 8
 
 template <typename T> struct Boundary {
@@ -22,9 +25,58 @@ __device__ __forceinline__ Side<T> mirror(const Side<T>& w, T nx, T ny) {
     return m;
 }
 
+// The ghost's momentum of one layer: the cell's normal velocity plus dun, its tangential
+// velocity, times the ghost's thickness hg.
 template <typename T>
-__device__ __forceinline__ Side<T> ghost(const Boundary<T>& b, const Side<T>& inner, T nx, T ny, T t) {
+__device__ __forceinline__ void turn(T qx, T qy, T hin, T hg, T dun, T nx, T ny, T& ox, T& oy) {
+    T un = (qx * nx + qy * ny) / hin;
+    T ut = (qy * nx - qx * ny) / hin;
+    un = un + dun;
+    ox = hg * (un * nx - ut * ny);
+    oy = hg * (un * ny + ut * nx);
+}
+
+// Prescribed elevations, velocities from the outgoing characteristics (elevation_ghost).
+template <typename T>
+__device__ __forceinline__ Side<T> elevation_ghost(const Model<T>& m, const Boundary<T>& b, const Side<T>& inner,
+                                                   T nx, T ny) {
+    T one = T(1);
+    T surface_in = inner.d1 + inner.d2;
+    T d2 = b.data[3] == one ? b.data[1] : inner.d2;
+    T surface = b.data[2] == one ? b.data[0] : surface_in;
+    T de1 = surface - surface_in, de2 = d2 - inner.d2;
+    T h1 = side_h1(m, inner), h2 = side_h2(m, inner);
+    T h = h1 + h2;
+    T ce = rt_sqrt(m.g * h);
+    T ci = rt_sqrt(m.g * (one - m.r) * h1 * h2 / h);
+    T du = -(m.g / ce) * de1;
+    T z = de2 - h2 / h * de1;
+    T ds = ci * h / (h1 * h2) * z;
+    Side<T> g = inner;
+    g.d1 = surface - d2;
+    g.d2 = d2;
+    T g1 = side_h1(m, g), g2 = side_h2(m, g);
+    turn(inner.q1x, inner.q1y, h1, g1, du + h2 / h * ds, nx, ny, g.q1x, g.q1y);
+    turn(inner.q2x, inner.q2y, h2, g2, du - h1 / h * ds, nx, ny, g.q2x, g.q2y);
+    return g;
+}
+
+// Prescribed inflow per unit length in the given layers (discharge_ghost).
+template <typename T>
+__device__ __forceinline__ Side<T> discharge_ghost(const Boundary<T>& b, const Side<T>& inner, T nx, T ny) {
+    Side<T> g = inner;
+    if (b.data[2] == T(1)) { g.q1x = -b.data[0] * nx; g.q1y = -b.data[0] * ny; }
+    if (b.data[3] == T(1)) { g.q2x = -b.data[1] * nx; g.q2y = -b.data[1] * ny; }
+    return g;
+}
+
+template <typename T>
+__device__ __forceinline__ Side<T> ghost(const Model<T>& m, const Boundary<T>& b, const Side<T>& inner, T nx, T ny,
+                                         T t) {
     switch (b.kind) {
+        case BOUNDARY_OPEN: return inner;
+        case BOUNDARY_ELEVATION: return elevation_ghost(m, b, inner, nx, ny);
+        case BOUNDARY_DISCHARGE: return discharge_ghost(b, inner, nx, ny);
         default: return mirror(inner, nx, ny);
     }
 }
@@ -32,9 +84,12 @@ __device__ __forceinline__ Side<T> ghost(const Boundary<T>& b, const Side<T>& in
 template <typename T>
 __device__ __forceinline__ EdgeFlux<T> boundary_flux(const Model<T>& m, const Boundary<T>& b, const Side<T>& inner,
                                                      T nx, T ny, T t) {
-    EdgeFlux<T> f = numerical_flux(m, inner, ghost(b, inner, nx, ny, t), nx, ny);
+    EdgeFlux<T> f = numerical_flux(m, inner, ghost(m, b, inner, nx, ny, t), nx, ny);
     if (b.kind == BOUNDARY_WALL) {
         f.i[0] = T(0); f.i[3] = T(0); f.j[0] = T(0); f.j[3] = T(0);
+    } else if (b.kind == BOUNDARY_DISCHARGE) {
+        if (b.data[2] == T(1)) { f.i[0] = -b.data[0]; f.j[0] = -b.data[0]; }
+        if (b.data[3] == T(1)) { f.i[3] = -b.data[1]; f.j[3] = -b.data[1]; }
     }
     return f;
 }

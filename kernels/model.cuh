@@ -9,7 +9,15 @@ template <typename T> struct Model {
     T ref_surface;      // the reference rest state's free-surface elevation
     T ref_interface;    // the reference interface elevation: h2 = (d2 + ref_interface) + H
     T ref_h1;           // layer 1's thickness in the reference rest state: h1 = d1 + ref_h1
+    T manning;          // Manning's n of the bottom (lower layer); 0 for none
+    T interlayer_friction;  // quadratic interlayer friction coefficient; 0 for none
+    T coriolis_f;       // Coriolis parameter f (1/s); 0 for none
+    T wind_x;           // kinematic wind stress on the upper layer (m^2/s^2)
+    T wind_y;
 };
 
 // Whether any cell source term is on (Model::has_sources).
-template <typename T> __device__ __forceinline__ bool has_sources(const Model<T>& m) { return m.linear_friction > T(0); }
+template <typename T> __device__ __forceinline__ bool has_sources(const Model<T>& m) {
+    return m.linear_friction > T(0) || m.manning > T(0) || m.interlayer_friction > T(0) || m.coriolis_f != T(0) ||
+           m.wind_x != T(0) || m.wind_y != T(0);
+}

@@ -45,7 +45,7 @@ __device__ __forceinline__ void probe_store_flux(const EdgeFlux<T>& f, T* y) {
         if (k >= n) return;                                                                                       \
         const T* x = in + 10 * k;                                                                                 \
         Side<T> w = probe_side(x);                                                                                \
-        probe_store_side(ghost(b, w, x[7], x[8], x[9]), out + 21 * k);                                           \
+        probe_store_side(ghost(m, b, w, x[7], x[8], x[9]), out + 21 * k);                                        \
         probe_store_flux(boundary_flux(m, b, w, x[7], x[8], x[9]), out + 21 * k + 7);                            \
     }                                                                                                             \
     /* in: state (7), dt per sample; out: state after the sources (7) */                                         \

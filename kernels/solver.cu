@@ -153,6 +153,25 @@ __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, cons
     if (!is_admissible(side_h1(m, s), a.y, a.z, side_h2(m, s), b.y, b.z)) atomicOr(&scratch[1], 1ull);
 }
 
+// The mass through each open boundary edge this step (Layout::open_edges, add_to_budget in
+// src/solver/layout.rs): open = (cell, slot, entry) per edge, budget = (in1, out1, in2, out2)
+// per edge in double; dt is the step rounded to T and widened, as on the CPU. Each thread
+// owns its edge's four words: no atomics, the same sums as the CPU's.
+template <typename T>
+__device__ __forceinline__ void budget_kernel(const V4<T>* __restrict__ acc, long long stride,
+                                              const int* __restrict__ open, double* __restrict__ budget, int n,
+                                              double dt) {
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    int c = open[3 * k], s = open[3 * k + 1];
+    double f[2] = {(double)acc[(2 * s) * stride + c].x, (double)acc[(2 * s + 1) * stride + c].x};
+    for (int layer = 0; layer < 2; ++layer) {
+        double v = __dmul_rn(f[layer], dt);
+        if (v < 0.0) budget[4 * k + 2 * layer] = __dsub_rn(budget[4 * k + 2 * layer], v);
+        else budget[4 * k + 2 * layer + 1] = __dadd_rn(budget[4 * k + 2 * layer + 1], v);
+    }
+}
+
 #define PYCNO_KERNELS(T, SUFFIX)                                                                                  \
     extern "C" __global__ void edge_##SUFFIX(Arrays<T> a, Model<T> m, int e_begin, int e_end, T t) {             \
         edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, e_begin, e_end, m, t,     \
@@ -163,6 +182,9 @@ __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, cons
     }                                                                                                             \
     extern "C" __global__ void update_##SUFFIX(Arrays<T> a, Model<T> m, T dt) {                                  \
         update_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, a.stride, a.n_owned, m, dt, a.scratch);   \
+    }                                                                                                             \
+    extern "C" __global__ void budget_##SUFFIX(Arrays<T> a, const int* open, double* budget, int n, double dt) {  \
+        budget_kernel<T>(a.acc, a.stride, open, budget, n, dt);                                                   \
     }
 
 PYCNO_KERNELS(float, f32)

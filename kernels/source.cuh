@@ -2,11 +2,48 @@
 // src/physics/source.rs (change both together; tests/gpu_probes.rs compares them).
 #pragma once
 
+__device__ __forceinline__ float rt_cbrt(float x) { return cbrtf(x); }
+__device__ __forceinline__ double rt_cbrt(double x) { return cbrt(x); }
+__device__ __forceinline__ void rt_sincos(float x, float* s, float* c) { sincosf(x, s, c); }
+__device__ __forceinline__ void rt_sincos(double x, double* s, double* c) { sincos(x, s, c); }
+
 template <typename T>
 __device__ __forceinline__ void source(const Model<T>& m, Side<T>& s, T dt) {
+    T one = T(1);
+    if (m.wind_x != T(0) || m.wind_y != T(0)) {
+        s.q1x = s.q1x + dt * m.wind_x;
+        s.q1y = s.q1y + dt * m.wind_y;
+    }
     if (m.linear_friction > T(0)) {
-        T f = T(1) / (T(1) + dt * m.linear_friction / side_h2(m, s));
+        T f = one / (one + dt * m.linear_friction / side_h2(m, s));
         s.q2x = s.q2x * f;
         s.q2y = s.q2y * f;
+    }
+    if (m.manning > T(0)) {
+        T h2 = side_h2(m, s);
+        T speed = rt_sqrt(s.q2x * s.q2x + s.q2y * s.q2y);
+        T f = one / (one + dt * m.g * m.manning * m.manning * speed / (h2 * h2 * rt_cbrt(h2)));
+        s.q2x = s.q2x * f;
+        s.q2y = s.q2y * f;
+    }
+    if (m.interlayer_friction > T(0)) {
+        T h1 = side_h1(m, s), h2 = side_h2(m, s);
+        T dux = s.q1x / h1 - s.q2x / h2, duy = s.q1y / h1 - s.q2y / h2;
+        T speed = rt_sqrt(dux * dux + duy * duy);
+        T k = m.interlayer_friction * speed * (one / h1 + m.r / h2);
+        T change = one / (one + dt * k) - one;
+        T w = h1 * h2 / (m.r * h1 + h2);
+        T c1x = w * change * dux, c1y = w * change * duy;
+        T c2x = m.r * w * change * dux, c2y = m.r * w * change * duy;
+        s.q1x = s.q1x + c1x; s.q1y = s.q1y + c1y;
+        s.q2x = s.q2x - c2x; s.q2y = s.q2y - c2y;
+    }
+    if (m.coriolis_f != T(0)) {
+        T angle = m.coriolis_f * dt;
+        T sn, cs;
+        rt_sincos(angle, &sn, &cs);
+        T q1x = cs * s.q1x + sn * s.q1y, q1y = cs * s.q1y - sn * s.q1x;
+        T q2x = cs * s.q2x + sn * s.q2y, q2y = cs * s.q2y - sn * s.q2x;
+        s.q1x = q1x; s.q1y = q1y; s.q2x = q2x; s.q2y = q2y;
     }
 }

@@ -22,6 +22,14 @@ pub struct RunStats {
     pub mass_layer1_end: f64,
     pub mass_layer2_start: f64,
     pub mass_layer2_end: f64,
+    /// Mass (volume, m³) through each tagged open boundary, per layer, in and out.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub boundaries: Vec<TagBudget>,
+    /// start + in - out - end per layer (zero to rounding), with open boundaries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mass_balance_layer1: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mass_balance_layer2: Option<f64>,
     pub hyperbolicity_fallbacks: u64,
     pub backend: String,
     pub device: String,
@@ -54,6 +62,17 @@ pub struct RunStats {
     pub copy_bandwidth: Option<f64>,
 }
 
+/// One boundary tag's mass budget (volumes in m³ since the start of the run).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TagBudget {
+    pub tag: String,
+    pub kind: String,
+    pub layer1_in: f64,
+    pub layer1_out: f64,
+    pub layer2_in: f64,
+    pub layer2_out: f64,
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct KernelStat {
     pub name: String,
@@ -67,6 +86,20 @@ pub struct KernelStat {
 
 impl RunStats {
     pub fn summary(&self) -> String {
+        let mut text = self.base_summary();
+        for b in &self.boundaries {
+            text += &format!(
+                "\nboundary {} ({}): layer 1 in {:.6e} out {:.6e}, layer 2 in {:.6e} out {:.6e}",
+                b.tag, b.kind, b.layer1_in, b.layer1_out, b.layer2_in, b.layer2_out
+            );
+        }
+        if let (Some(a), Some(b)) = (self.mass_balance_layer1, self.mass_balance_layer2) {
+            text += &format!("\nmass balance (start + in - out - end): layer 1 {a:.3e}, layer 2 {b:.3e}");
+        }
+        text
+    }
+
+    fn base_summary(&self) -> String {
         let rel = |a: f64, b: f64| if a != 0.0 { (b - a) / a } else { b - a };
         format!(
             "{} cells, {} edges, {} steps to t = {} (dt {:.3e} .. {:.3e})\n\

@@ -12,13 +12,77 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Domain {
     /// Outer boundary, a closed polygon (the last point is not repeated).
     pub outer: Vec<[f64; 2]>,
     #[serde(default)]
     pub holes: Vec<Vec<[f64; 2]>>,
+    /// Boundary tags of the outer polygon's segments, one name per segment (segment k runs
+    /// from point k to point k + 1); "" leaves a segment untagged (a wall). Empty: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outer_tags: Vec<String>,
+    /// The same for each hole, one list per hole (an empty list: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hole_tags: Vec<Vec<String>>,
+}
+
+impl Domain {
+    /// The polygons (outer first, then the holes) with their segment tags.
+    pub fn tagged_polygons(&self) -> Vec<(&[[f64; 2]], &[String])> {
+        let none: &[String] = &[];
+        std::iter::once((&self.outer[..], &self.outer_tags[..]))
+            .chain(self.holes.iter().enumerate().map(|(h, p)| (&p[..], self.hole_tags.get(h).map_or(none, |t| &t[..]))))
+            .collect()
+    }
+
+    /// The distinct tag names in order of first appearance; tag number `k + 1` is name `k`.
+    pub fn tag_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for (_, tags) in self.tagged_polygons() {
+            for t in tags {
+                if !t.is_empty() && !names.contains(t) {
+                    names.push(t.clone());
+                }
+            }
+        }
+        names
+    }
+
+    /// The tag lists match the polygons: one name per segment, names of letters, digits,
+    /// `_` and `-` (or "" for none).
+    pub fn check_tags(&self) -> Result<()> {
+        if self.hole_tags.len() > self.holes.len() {
+            bail!(
+                "domain.hole_tags: {} lists for {} holes; expected at most one list per hole",
+                self.hole_tags.len(),
+                self.holes.len()
+            );
+        }
+        let fields = std::iter::once("domain.outer_tags".to_string())
+            .chain((0..self.holes.len()).map(|h| format!("domain.hole_tags[{h}]")));
+        let polys = std::iter::once(("domain.outer".to_string(), &self.outer))
+            .chain(self.holes.iter().enumerate().map(|(h, p)| (format!("domain.holes[{h}]"), p)));
+        for ((field, (poly_field, poly)), (_, tags)) in fields.zip(polys).zip(self.tagged_polygons()) {
+            if tags.is_empty() {
+                continue;
+            }
+            if tags.len() != poly.len() {
+                bail!(
+                    "{field}: expected one name per segment of {poly_field} ({} segments), found {} names",
+                    poly.len(),
+                    tags.len()
+                );
+            }
+            for (k, t) in tags.iter().enumerate() {
+                if t.len() > 100 || !t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                    bail!("{field}[{k}]: expected a tag name of letters, digits, '_' or '-' (or \"\" for a wall), found {t:?}");
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Twice the signed area terms of `poly` relative to its first vertex, and the sum of the
@@ -296,7 +360,7 @@ mod tests {
     use super::*;
 
     fn domain(outer: Vec<[f64; 2]>) -> Domain {
-        Domain { outer, holes: vec![] }
+        Domain { outer, ..Default::default() }
     }
 
     /// The old quadratic search, as the reference for the first crossing reported.
@@ -370,12 +434,14 @@ mod tests {
     fn holes_are_checked_against_the_outer_polygon_and_each_other() {
         let outer = vec![[0.0, 0.0], [10.0, 0.0], [10.0, 10.0], [0.0, 10.0]];
         let sq = |x: f64, y: f64, s: f64| vec![[x, y], [x + s, y], [x + s, y + s], [x, y + s]];
-        let ok = Domain { outer: outer.clone(), holes: vec![sq(1.0, 1.0, 1.0), sq(3.0, 3.0, 1.0)] };
+        let ok =
+            Domain { outer: outer.clone(), holes: vec![sq(1.0, 1.0, 1.0), sq(3.0, 3.0, 1.0)], ..Default::default() };
         assert!(check_domain(&ok).is_ok());
-        let nested = Domain { outer: outer.clone(), holes: vec![sq(1.0, 1.0, 4.0), sq(2.0, 2.0, 1.0)] };
+        let nested =
+            Domain { outer: outer.clone(), holes: vec![sq(1.0, 1.0, 4.0), sq(2.0, 2.0, 1.0)], ..Default::default() };
         let e = check_domain(&nested).unwrap_err().to_string();
         assert!(e.contains("domain.holes[1]: the hole overlaps domain.holes[0]"), "{e}");
-        let crossing = Domain { outer, holes: vec![sq(9.0, 1.0, 2.0)] };
+        let crossing = Domain { outer, holes: vec![sq(9.0, 1.0, 2.0)], ..Default::default() };
         let e = check_domain(&crossing).unwrap_err().to_string();
         assert!(e.contains("domain.holes[0]: segment 0 of the hole meets segment 1 of domain.outer"), "{e}");
     }

@@ -87,7 +87,61 @@ pub fn triangulate(domain: &Domain, max_area: f64, min_angle: f64) -> Result<Mes
     if mesh.triangles.is_empty() {
         bail!("domain: the triangulation has no triangles inside the domain");
     }
+    tag_boundary(&mut mesh, domain);
     Ok(mesh)
+}
+
+/// Boundary segments for the domain's tagged polygon segments. Refinement splits a
+/// polygon's segments but keeps its vertices, so the mesh's boundary edges from polygon
+/// vertex k along the boundary up to the next polygon vertex are exactly segment k (or
+/// segment k - 1, walking the other way): a walk along the boundary finds every edge's
+/// segment in linear time, with no geometric tolerance. Tag numbers are 1 + the index in
+/// [`Domain::tag_names`].
+pub fn tag_boundary(mesh: &mut Mesh, domain: &Domain) {
+    let names = domain.tag_names();
+    if names.is_empty() {
+        return;
+    }
+    let key = |p: [f64; 2]| (p[0].to_bits(), p[1].to_bits());
+    // Each boundary vertex's (up to two) boundary neighbours.
+    let mut count: std::collections::HashMap<(u32, u32), u32> = std::collections::HashMap::new();
+    for t in &mesh.triangles {
+        for k in 0..3 {
+            let (a, b) = (t[k], t[(k + 1) % 3]);
+            *count.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+        }
+    }
+    let mut next: std::collections::HashMap<u32, Vec<u32>> = std::collections::HashMap::new();
+    for (&(a, b), &c) in &count {
+        if c == 1 {
+            next.entry(a).or_default().push(b);
+            next.entry(b).or_default().push(a);
+        }
+    }
+    let vertex_of: std::collections::HashMap<(u64, u64), u32> =
+        next.keys().map(|&v| (key(mesh.vertices[v as usize]), v)).collect();
+    for (poly, tags) in domain.tagged_polygons() {
+        let n = poly.len();
+        let ids: Vec<Option<u32>> = poly.iter().map(|p| vertex_of.get(&key(*p)).copied()).collect();
+        let corner: std::collections::HashMap<u32, usize> =
+            ids.iter().enumerate().filter_map(|(k, v)| v.map(|v| (v, k))).collect();
+        for (k, tag) in tags.iter().enumerate() {
+            let Some(number) = names.iter().position(|x| x == tag) else { continue };
+            let Some(start) = ids[k] else { continue };
+            for &first in next.get(&start).map_or(&[][..], |v| &v[..]) {
+                let (mut prev, mut cur, mut path) = (start, first, vec![[start, first]]);
+                while !corner.contains_key(&cur) && path.len() <= count.len() {
+                    let Some(&step) = next.get(&cur).and_then(|v| v.iter().find(|&&w| w != prev)) else { break };
+                    (prev, cur) = (cur, step);
+                    path.push([prev, cur]);
+                }
+                if corner.get(&cur) == Some(&((k + 1) % n)) {
+                    let tag = number as u32 + 1;
+                    mesh.boundary.extend(path.into_iter().map(|v| super::BoundarySegment { v, tag }));
+                }
+            }
+        }
+    }
 }
 
 /// Refinement to `max_area` makes up to about this many triangles per (domain area / bound):

@@ -77,6 +77,10 @@ pub struct Meta {
     pub mass_layer1_start: f64,
     pub mass_layer2_start: f64,
     pub hyperbolicity_fallbacks: u64,
+    /// Mass through each boundary table entry so far, `[in1, out1, in2, out2]` (runs with
+    /// open boundaries).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boundary_budget: Vec<[f64; 4]>,
 }
 
 pub fn step_dir(root: &Path, step: u64) -> PathBuf {
@@ -503,6 +507,7 @@ mod tests {
             dt_min: 0.01,
             dt_max: 0.02,
             mass_layer1_start: 1.0,
+            boundary_budget: vec![],
             mass_layer2_start: 2.0,
             hyperbolicity_fallbacks: 0,
         }

@@ -20,6 +20,33 @@ pub enum BoundaryKind {
     /// No flow through the boundary: the ghost is the mirror image of the cell (normal
     /// momenta reversed) and the mass flux is exactly zero.
     Wall = 0,
+    /// Transmissive: the ghost is a copy of the cell, so the Riemann problem at the edge has
+    /// no jump and sends no wave back in; outgoing external and internal waves leave.
+    Open = 1,
+    /// Prescribed free-surface (`data[0]`, given when `data[2]` is 1) and interface
+    /// (`data[1]`, given when `data[3]` is 1) elevations, as deviations from the reference
+    /// levels; one not given is the cell's. The ghost's normal velocities follow from the
+    /// outgoing characteristics (linearized about the cell: see [`elevation_ghost`]).
+    Elevation = 2,
+    /// Prescribed volume flux into the domain per unit length of boundary, layer 1 in
+    /// `data[0]` (when `data[2]` is 1) and layer 2 in `data[1]` (when `data[3]` is 1); a layer
+    /// not given is open. The mass flux of a given layer is set to exactly that value.
+    Discharge = 3,
+}
+
+impl BoundaryKind {
+    pub const ALL: [BoundaryKind; 4] =
+        [BoundaryKind::Wall, BoundaryKind::Open, BoundaryKind::Elevation, BoundaryKind::Discharge];
+
+    /// The scenario's word for the kind.
+    pub fn name(self) -> &'static str {
+        match self {
+            BoundaryKind::Wall => "wall",
+            BoundaryKind::Open => "open",
+            BoundaryKind::Elevation => "elevation",
+            BoundaryKind::Discharge => "discharge",
+        }
+    }
 }
 
 /// Words of a boundary's parameters (what a kind means by each is its own business).
@@ -54,16 +81,67 @@ pub fn mirror<T: Real>(w: &Side<T>, n: [T; 2]) -> Side<T> {
     Side { d1: w.d1, q1: reflect(w.q1), d2: w.d2, q2: reflect(w.q2), depth: w.depth }
 }
 
-/// The state beyond the boundary edge with unit outward normal `n` of a cell in state
-/// `inner`, at time `t`. A kind that prescribes thicknesses or elevations builds its ghost
-/// with `Side::from_thickness` or `Side::from_elevations` (the model holds the reference
-/// they are stored against).
+/// The ghost of an elevation boundary. The elevations' jumps from the cell to the ghost,
+/// `de1` (free surface) and `de2` (interface), are differences of stored deviations (exactly
+/// zero when the prescribed levels are the cell's, as at rest). The normal velocities then
+/// keep the Riemann invariants that the outgoing characteristics carry from the cell to
+/// the boundary, linearized about the cell (n points out of the domain):
+/// - external: `u + (g / c) eta1` with `c = sqrt(g (h1 + h2))`, the same in both layers, so
+///   `du = -(g / c) de1`;
+/// - internal: with the rigid-lid internal mode (interface displacement `z = de2 - h2 / H de1`,
+///   shear `s = u1 - u2`, speed `ci = sqrt(g (1 - r) h1 h2 / H)`), `z - h1 h2 / (ci H) s`, so
+///   `ds = ci H / (h1 h2) z`, shared so that it moves no net volume: `du1 = h2 / H ds`,
+///   `du2 = -h1 / H ds`.
+///
+/// The tangential velocities are the cell's.
 #[inline(always)]
-pub fn ghost<T: Real>(b: &Boundary<T>, inner: &Side<T>, n: [T; 2], _t: T) -> Side<T> {
-    // Every kind but the wall is yet to come: they become arms here. An unknown kind never
-    // reaches this point (the table is built from the kinds above).
-    #[allow(clippy::match_single_binding)]
+pub fn elevation_ghost<T: Real>(m: &Model<T>, b: &Boundary<T>, inner: &Side<T>, n: [T; 2]) -> Side<T> {
+    let one = T::one();
+    let surface_in = inner.d1 + inner.d2;
+    let d2 = if b.data[3] == one { b.data[1] } else { inner.d2 };
+    let surface = if b.data[2] == one { b.data[0] } else { surface_in };
+    let (de1, de2) = (surface - surface_in, d2 - inner.d2);
+    let (h1, h2) = (inner.h1(m), inner.h2(m));
+    let h = h1 + h2;
+    let ce = (m.g * h).sqrt();
+    let ci = (m.g * (one - m.r) * h1 * h2 / h).sqrt();
+    let du = -(m.g / ce) * de1;
+    let z = de2 - h2 / h * de1;
+    let ds = ci * h / (h1 * h2) * z;
+    let ghost = Side { d1: surface - d2, q1: inner.q1, d2, q2: inner.q2, depth: inner.depth };
+    let (g1, g2) = (ghost.h1(m), ghost.h2(m));
+    // Normal and tangential velocities of the cell, then the ghost's momenta.
+    let turn = |q: [T; 2], hin: T, hg: T, dun: T| {
+        let (un, ut) = ((q[0] * n[0] + q[1] * n[1]) / hin, (q[1] * n[0] - q[0] * n[1]) / hin);
+        let un = un + dun;
+        [hg * (un * n[0] - ut * n[1]), hg * (un * n[1] + ut * n[0])]
+    };
+    Side { q1: turn(inner.q1, h1, g1, du + h2 / h * ds), q2: turn(inner.q2, h2, g2, du - h1 / h * ds), ..ghost }
+}
+
+/// The ghost of a discharge boundary: the cell's thicknesses; a layer whose discharge is
+/// given flows in at that rate (normal momentum `-data[k]`, no tangential momentum), a layer
+/// left open keeps the cell's momentum.
+#[inline(always)]
+pub fn discharge_ghost<T: Real>(b: &Boundary<T>, inner: &Side<T>, n: [T; 2]) -> Side<T> {
+    let one = T::one();
+    let inflow = |q: T| [-q * n[0], -q * n[1]];
+    let q1 = if b.data[2] == one { inflow(b.data[0]) } else { inner.q1 };
+    let q2 = if b.data[3] == one { inflow(b.data[1]) } else { inner.q2 };
+    Side { q1, q2, ..*inner }
+}
+
+/// The state beyond the boundary edge with unit outward normal `n` of a cell in state
+/// `inner`, at time `t` (time-dependent values are already in the table: they are evaluated
+/// once per step on the host, `physics/forcing.rs`).
+#[inline(always)]
+pub fn ghost<T: Real>(m: &Model<T>, b: &Boundary<T>, inner: &Side<T>, n: [T; 2], _t: T) -> Side<T> {
+    // An unknown kind never reaches this point (the table is built from the kinds above);
+    // it would be a wall.
     match b.kind {
+        1 => *inner,
+        2 => elevation_ghost(m, b, inner, n),
+        3 => discharge_ghost(b, inner, n),
         _ => mirror(inner, n),
     }
 }
@@ -71,7 +149,7 @@ pub fn ghost<T: Real>(b: &Boundary<T>, inner: &Side<T>, n: [T; 2], _t: T) -> Sid
 /// The flux out of the cell in state `inner` through its boundary edge (normal `n`, time `t`).
 #[inline(always)]
 pub fn boundary_flux<T: Real>(m: &Model<T>, b: &Boundary<T>, inner: &Side<T>, n: [T; 2], t: T) -> EdgeFlux<T> {
-    let mut f = numerical_flux(m, inner, &ghost(b, inner, n, t), n);
+    let mut f = numerical_flux(m, inner, &ghost(m, b, inner, n, t), n);
     if b.kind == BoundaryKind::Wall as i32 {
         // The mirror makes the mass fluxes zero in exact arithmetic; rounding, amplified by
         // the eigenvector solve, would otherwise leak mass through walls.
@@ -79,6 +157,18 @@ pub fn boundary_flux<T: Real>(m: &Model<T>, b: &Boundary<T>, inner: &Side<T>, n:
         f.i[3] = T::zero();
         f.j[0] = T::zero();
         f.j[3] = T::zero();
+    } else if b.kind == BoundaryKind::Discharge as i32 {
+        // A given discharge is exactly the mass flux (outward positive), so the mass budget
+        // gets exactly what was asked for.
+        let one = T::one();
+        if b.data[2] == one {
+            f.i[0] = -b.data[0];
+            f.j[0] = -b.data[0];
+        }
+        if b.data[3] == one {
+            f.i[3] = -b.data[1];
+            f.j[3] = -b.data[1];
+        }
     }
     f
 }

@@ -10,6 +10,7 @@
 pub mod boundary;
 pub mod eigen;
 pub mod flux;
+pub mod forcing;
 pub mod model;
 pub mod real;
 pub mod source;
@@ -17,6 +18,7 @@ pub mod state;
 
 pub use boundary::{boundary_flux, ghost, Boundary, BoundaryKind};
 pub use flux::{numerical_flux, EdgeFlux, Side};
+pub use forcing::{BoundarySpec, Constituent, TimeFunction};
 pub use model::{Model, Physics, Reference};
 pub use real::{add_compensated, Real};
 pub use source::source;

@@ -35,6 +35,22 @@ pub struct Physics {
     /// physics".
     #[serde(default, skip_serializing_if = "is_zero")]
     pub linear_friction: f64,
+    /// Manning's coefficient n (s/m^(1/3)) of the bottom, acting on the lower layer:
+    /// `d(q2)/dt = -g n² |q2| q2 / h2^(7/3)`, semi-implicit (never reverses the flow). 0: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub manning: f64,
+    /// Quadratic interlayer friction coefficient c (dimensionless): the interface stress on
+    /// layer 1 is `-rho1 c |u1 - u2| (u1 - u2)`, and its opposite on layer 2. 0: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interlayer_friction: f64,
+    /// Coriolis parameter: `{"f0": f}` (1/s, f-plane) or `{"latitude": degrees}`
+    /// (f = 2 Omega sin(latitude)). None: no rotation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coriolis: Option<Coriolis>,
+    /// Uniform wind stress on the upper layer divided by its density (m²/s², the kinematic
+    /// stress tau / rho1): `d(q1)/dt = wind_stress`. None: no wind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wind_stress: Option<[f64; 2]>,
     /// The rest state the solver stores deviations from (`physics/state.rs`). A scenario
     /// without one gets its initial condition's rest levels when it is loaded (so that water
     /// at rest is stored as exact zeros); `None` here means both levels at 0.
@@ -61,6 +77,30 @@ impl Reference {
     }
 }
 
+/// The Coriolis parameter, given directly or by latitude (exactly one of the two).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Coriolis {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub f0: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latitude: Option<f64>,
+}
+
+/// The Earth's rotation rate (rad/s, sidereal day).
+pub const EARTH_ROTATION: f64 = 7.2921159e-5;
+
+impl Coriolis {
+    /// f in 1/s.
+    pub fn f(&self) -> f64 {
+        match (self.f0, self.latitude) {
+            (Some(f), _) => f,
+            (None, Some(lat)) => 2.0 * EARTH_ROTATION * lat.to_radians().sin(),
+            (None, None) => 0.0,
+        }
+    }
+}
+
 fn default_g() -> f64 {
     9.81
 }
@@ -76,7 +116,17 @@ fn is_zero(x: &f64) -> bool {
 
 impl Default for Physics {
     fn default() -> Self {
-        Physics { g: default_g(), r: default_r(), gamma: default_gamma(), linear_friction: 0.0, reference: None }
+        Physics {
+            g: default_g(),
+            r: default_r(),
+            gamma: default_gamma(),
+            linear_friction: 0.0,
+            manning: 0.0,
+            interlayer_friction: 0.0,
+            coriolis: None,
+            wind_stress: None,
+            reference: None,
+        }
     }
 }
 
@@ -94,6 +144,33 @@ impl Physics {
         }
         if !(self.linear_friction.is_finite() && self.linear_friction >= 0.0) {
             bail!("physics.linear_friction: expected a drag velocity >= 0 in m/s, found {}", self.linear_friction);
+        }
+        for (name, x, what) in [
+            ("manning", self.manning, "a Manning coefficient >= 0 in s/m^(1/3)"),
+            ("interlayer_friction", self.interlayer_friction, "a drag coefficient >= 0"),
+        ] {
+            if !(x.is_finite() && x >= 0.0) {
+                bail!("physics.{name}: expected {what}, found {x}");
+            }
+        }
+        if let Some(c) = &self.coriolis {
+            match (c.f0, c.latitude) {
+                (Some(_), Some(_)) | (None, None) => {
+                    bail!("physics.coriolis: give either f0 (1/s) or latitude (degrees), exactly one")
+                }
+                (Some(f), None) if !f.is_finite() => {
+                    bail!("physics.coriolis.f0: expected a finite number in 1/s, found {f}")
+                }
+                (None, Some(l)) if !(l >= -90.0 && l <= 90.0) => {
+                    bail!("physics.coriolis.latitude: expected degrees in [-90, 90], found {l}")
+                }
+                _ => {}
+            }
+        }
+        if let Some(w) = &self.wind_stress {
+            if !(w[0].is_finite() && w[1].is_finite()) {
+                bail!("physics.wind_stress: expected a finite kinematic stress [x, y] in m²/s², found {w:?}");
+            }
         }
         if let Some(r) = &self.reference {
             for (name, x) in [("surface", r.surface), ("interface", r.interface)] {
@@ -129,6 +206,15 @@ pub struct Model<T> {
     /// Layer 1's thickness in the reference rest state, `Reference::h1` rounded once from
     /// float64: h1 = d1 + ref_h1.
     pub ref_h1: T,
+    /// Manning's n of the bottom (lower layer); 0 for none.
+    pub manning: T,
+    /// Quadratic interlayer friction coefficient; 0 for none.
+    pub interlayer_friction: T,
+    /// Coriolis parameter f (1/s); 0 for none.
+    pub coriolis_f: T,
+    /// Kinematic wind stress on the upper layer (m²/s²).
+    pub wind_x: T,
+    pub wind_y: T,
 }
 
 impl<T: Real> Model<T> {
@@ -142,11 +228,21 @@ impl<T: Real> Model<T> {
             ref_surface: T::c(rest.surface),
             ref_interface: T::c(rest.interface),
             ref_h1: T::c(rest.h1()),
+            manning: T::c(p.manning),
+            interlayer_friction: T::c(p.interlayer_friction),
+            coriolis_f: T::c(p.coriolis.map_or(0.0, |c| c.f())),
+            wind_x: T::c(p.wind_stress.map_or(0.0, |w| w[0])),
+            wind_y: T::c(p.wind_stress.map_or(0.0, |w| w[1])),
         })
     }
 
     /// Whether any cell source term is on: the update then calls [`super::source::source`].
     pub fn has_sources(&self) -> bool {
         self.linear_friction > T::zero()
+            || self.manning > T::zero()
+            || self.interlayer_friction > T::zero()
+            || self.coriolis_f != T::zero()
+            || self.wind_x != T::zero()
+            || self.wind_y != T::zero()
     }
 }

@@ -13,12 +13,52 @@ use super::{Model, Real};
 /// terms change momenta only: a term that changes a thickness must add its increment to the
 /// stored deviation and its low part with `add_compensated`, as the update does for the
 /// fluxes (`solver/cpu.rs`), or a small increment may be rounded away.
+///
+/// The terms in order: wind (explicit, a constant force), linear and Manning bottom friction
+/// and interlayer friction (each semi-implicit: a factor in (0, 1] on the velocity it damps,
+/// so it never reverses a flow, whatever `dt`), then the Coriolis force as the exact
+/// rotation of both momenta by the angle `-f dt` (the solution of `dq/dt = -f k x q` over
+/// the step), which keeps their magnitude: an inertial oscillation keeps its amplitude.
 #[inline(always)]
 pub fn source<T: Real>(m: &Model<T>, s: &mut Side<T>, dt: T) {
+    let one = T::one();
+    if m.wind_x != T::zero() || m.wind_y != T::zero() {
+        s.q1 = [s.q1[0] + dt * m.wind_x, s.q1[1] + dt * m.wind_y];
+    }
     if m.linear_friction > T::zero() {
         // Linear bottom friction on the lower layer, d(q2)/dt = -k q2 / h2, implicit in q2:
         // the factor lies in (0, 1], so it slows the layer and never turns it around.
-        let f = T::one() / (T::one() + dt * m.linear_friction / s.h2(m));
+        let f = one / (one + dt * m.linear_friction / s.h2(m));
         s.q2 = [s.q2[0] * f, s.q2[1] * f];
+    }
+    if m.manning > T::zero() {
+        // d(q2)/dt = -g n² |q2| q2 / h2^(7/3), with |q2| from the start of the step and q2
+        // implicit: h2^(7/3) as h2² cbrt(h2), which both backends round alike.
+        let h2 = s.h2(m);
+        let speed = (s.q2[0] * s.q2[0] + s.q2[1] * s.q2[1]).sqrt();
+        let f = one / (one + dt * m.g * m.manning * m.manning * speed / (h2 * h2 * h2.cbrt()));
+        s.q2 = [s.q2[0] * f, s.q2[1] * f];
+    }
+    if m.interlayer_friction > T::zero() {
+        // The shear du = u1 - u2 obeys d(du)/dt = -c |du| du (1/h1 + r/h2): implicit in du
+        // with |du| from the start of the step. The change is shared so that the total
+        // momentum rho1 q1 + rho2 q2 is unchanged: dq1 = w d(du), dq2 = -r w d(du) with
+        // w = h1 h2 / (r h1 + h2).
+        let (h1, h2) = (s.h1(m), s.h2(m));
+        let du = [s.q1[0] / h1 - s.q2[0] / h2, s.q1[1] / h1 - s.q2[1] / h2];
+        let speed = (du[0] * du[0] + du[1] * du[1]).sqrt();
+        let k = m.interlayer_friction * speed * (one / h1 + m.r / h2);
+        let change = one / (one + dt * k) - one;
+        let w = h1 * h2 / (m.r * h1 + h2);
+        let (c1, c2) = ([w * change * du[0], w * change * du[1]], [m.r * w * change * du[0], m.r * w * change * du[1]]);
+        s.q1 = [s.q1[0] + c1[0], s.q1[1] + c1[1]];
+        s.q2 = [s.q2[0] - c2[0], s.q2[1] - c2[1]];
+    }
+    if m.coriolis_f != T::zero() {
+        let angle = m.coriolis_f * dt;
+        let (sin, cos) = (angle.sin(), angle.cos());
+        let rotate = |q: [T; 2]| [cos * q[0] + sin * q[1], cos * q[1] - sin * q[0]];
+        s.q1 = rotate(s.q1);
+        s.q2 = rotate(s.q2);
     }
 }

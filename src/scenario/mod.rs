@@ -2,6 +2,7 @@
 //! initial state of both layers, the physics, the times and the output. Unknown keys,
 //! wrong types and physically invalid values are rejected with the field's path.
 
+pub mod boundaries;
 pub mod initial;
 mod tagged;
 
@@ -11,6 +12,7 @@ pub use crate::physics::{Physics, Reference};
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -31,6 +33,10 @@ pub struct Scenario {
     pub initial: Initial,
     #[serde(default)]
     pub physics: Physics,
+    /// A boundary condition per boundary tag (`scenario/boundaries.rs`); tags not listed
+    /// are walls.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub boundaries: BTreeMap<String, boundaries::Condition>,
     pub time: Time,
     #[serde(default)]
     pub output: Output,
@@ -199,7 +205,10 @@ impl Scenario {
     pub fn paper_benchmark(cells: u64) -> Scenario {
         let mut s = Scenario {
             name: "dambreak".into(),
-            domain: Some(Domain { outer: vec![[-5.0, -5.0], [5.0, -5.0], [5.0, 5.0], [-5.0, 5.0]], holes: vec![] }),
+            domain: Some(Domain {
+                outer: vec![[-5.0, -5.0], [5.0, -5.0], [5.0, 5.0], [-5.0, 5.0]],
+                ..Default::default()
+            }),
             mesh: None,
             resolution: Resolution { cells: Some(cells), ..Default::default() },
             bathymetry: Bathymetry::Constant { depth: 5.0 },
@@ -211,6 +220,7 @@ impl Scenario {
                 surface: 0.0,
             },
             physics: Physics::default(),
+            boundaries: BTreeMap::new(),
             time: Time { end: 0.1, output_interval: None, output_times: None },
             output: Output::default(),
             gauges: None,
@@ -224,12 +234,88 @@ impl Scenario {
         let text = crate::util::files::read_regular_to_string(path)
             .with_context(|| format!("cannot read scenario {}", path.display()))?;
         let mut s = Self::from_json(&text).map_err(|e| anyhow!("{}: {e:#}", path.display()))?;
+        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
         if let Some(m) = &s.mesh {
             if m.is_relative() {
-                s.mesh = Some(path.parent().unwrap_or(Path::new(".")).join(m));
+                s.mesh = Some(dir.join(m));
             }
         }
+        for c in s.boundaries.values_mut() {
+            c.resolve_files(&dir);
+        }
+        s.check_boundary_files().map_err(|e| anyhow!("{}: {e:#}", path.display()))?;
         Ok(s)
+    }
+
+    /// Read every time-series file the boundaries name, so that a bad one is reported when
+    /// the scenario is read, before any meshing.
+    pub fn check_boundary_files(&self) -> Result<()> {
+        for (name, c) in &self.boundaries {
+            if let boundaries::Condition::Elevation { surface: a, interface: b }
+            | boundaries::Condition::Discharge { layer1: a, layer2: b } = c
+            {
+                for (which, f) in [(0, a), (1, b)] {
+                    if let Some(f @ boundaries::Forcing::File { .. }) = f {
+                        let field = match (c, which) {
+                            (boundaries::Condition::Elevation { .. }, 0) => "surface",
+                            (boundaries::Condition::Elevation { .. }, _) => "interface",
+                            (_, 0) => "layer1",
+                            _ => "layer2",
+                        };
+                        f.function(&format!("boundaries.{name}.{field}"))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The boundary tag names this scenario's mesh knows, with their numbers: a domain's
+    /// `outer_tags`/`hole_tags` names (numbered from 1 in order of first appearance); a mesh
+    /// file's Gmsh physical line names, and every tag by its number (`"3"`).
+    pub fn tag_names(&self, mesh: &crate::mesh::Mesh) -> Result<BTreeMap<String, u32>> {
+        let mut names = BTreeMap::new();
+        if let Some(d) = &self.domain {
+            for (k, n) in d.tag_names().into_iter().enumerate() {
+                names.insert(n, k as u32 + 1);
+            }
+            return Ok(names);
+        }
+        for seg in &mesh.boundary {
+            if seg.tag != 0 {
+                names.insert(seg.tag.to_string(), seg.tag);
+            }
+        }
+        if let Some(path) = &self.mesh {
+            if path.extension().is_some_and(|e| e == "msh") {
+                for (tag, name) in crate::mesh::io::gmsh::physical_line_names(path)? {
+                    names.insert(name, tag);
+                }
+            }
+        }
+        Ok(names)
+    }
+
+    /// The run's boundary table (`boundaries`), for a mesh with this topology.
+    pub fn boundary_table(
+        &self,
+        mesh: &crate::mesh::Mesh,
+        topo: &crate::mesh::Topology,
+    ) -> Result<crate::solver::layout::Boundaries> {
+        if self.boundaries.is_empty() {
+            return Ok(Default::default());
+        }
+        let mut lengths: BTreeMap<u32, f64> = BTreeMap::new();
+        for (e, &tag) in topo.edge_tag.iter().enumerate() {
+            if tag != 0 && topo.edge_cells[e][1] == crate::mesh::NO_CELL {
+                *lengths.entry(tag).or_insert(0.0) += topo.edge_length[e];
+            }
+        }
+        let source = match &self.mesh {
+            Some(p) => format!("the mesh {}", p.display()),
+            None => "the domain".to_string(),
+        };
+        boundaries::table(&self.boundaries, &self.tag_names(mesh)?, &lengths, &self.physics.reference(), &source)
     }
 
     pub fn from_json(text: &str) -> Result<Scenario> {
@@ -357,6 +443,15 @@ impl Scenario {
                 if geometry {
                     crate::mesh::domain::check_domain(d)?;
                 }
+                d.check_tags()?;
+                let known = d.tag_names();
+                if let Some(name) = self.boundaries.keys().find(|k| !known.contains(k)) {
+                    bail!(
+                        "boundaries.{name}: the domain has no boundary tag {name:?}; known tags: {} (name the \
+                         segments with domain.outer_tags and domain.hole_tags)",
+                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    );
+                }
                 let r = &self.resolution;
                 match (r.cells, r.max_area) {
                     (None, None) => bail!("resolution: give cells (a target triangle count) or max_area"),
@@ -394,6 +489,9 @@ impl Scenario {
                     );
                 }
             }
+        }
+        for (name, c) in &self.boundaries {
+            c.validate(&format!("boundaries.{name}"))?;
         }
         self.bathymetry.validate()?;
         self.initial.validate()?;

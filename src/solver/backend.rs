@@ -67,6 +67,14 @@ pub trait Backend: Send {
     fn edges_async(&self) -> bool {
         false
     }
+    /// Mass through the open boundaries since the start, per entry of the boundary table:
+    /// `[in1, out1, in2, out2]`, volumes (m³) of layer 1 and layer 2 that entered and left
+    /// through this rank's boundary edges (each step: dt times the edge's mass flux, summed
+    /// per edge in float64, then per entry in edge order). Empty when every boundary is a
+    /// wall.
+    fn boundary_budget(&mut self) -> Result<Vec<[f64; 4]>> {
+        Ok(vec![])
+    }
     /// Start timing each kernel (GPU backends; a no-op elsewhere).
     fn enable_kernel_timing(&mut self) {}
     /// Seconds spent in each kernel since timing was enabled: (name, seconds, launches).

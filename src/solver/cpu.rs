@@ -2,7 +2,7 @@
 //! rayon. Each edge writes its own accumulator slots, so threads never share a word.
 
 use super::backend::{Backend, Health, StepContext};
-use super::layout::{Layout, BOUNDARY};
+use super::layout::{add_to_budget, budget_per_entry, Layout, BOUNDARY};
 use crate::physics::{
     add_compensated, boundary_flux, is_admissible, numerical_flux, source, CellState, Model, Real, Side, StoredCell,
 };
@@ -23,6 +23,9 @@ pub struct CpuBackend<T> {
     other: [Vec<[T; 4]>; 2],
     /// The other buffer of low parts (swapped with `lay.lo` likewise).
     other_lo: Vec<[T; 2]>,
+    /// The open boundary edges (`Layout::open_edges`) and the mass through each so far.
+    open: Vec<[i32; 3]>,
+    budget: Vec<[f64; 4]>,
 }
 
 /// A raw pointer the edge pass shares between threads. Sound because every (slot, cell)
@@ -75,7 +78,20 @@ impl<T: Real> CpuBackend<T> {
         let acc = std::array::from_fn(|_| vec![zero; n]);
         let other = [lay.v1.clone(), lay.v2.clone()];
         let other_lo = lay.lo.clone();
-        Ok(CpuBackend { model, lay, acc, fallbacks: 0, health: Health::Ok, download: 0..0, other, other_lo })
+        let open = lay.open_edges();
+        let budget = vec![[0.0; 4]; open.len()];
+        Ok(CpuBackend {
+            model,
+            lay,
+            acc,
+            fallbacks: 0,
+            health: Health::Ok,
+            download: 0..0,
+            other,
+            other_lo,
+            open,
+            budget,
+        })
     }
 
     pub fn layout(&self) -> &Layout<T> {
@@ -103,6 +119,7 @@ impl<T: Real> Backend for CpuBackend<T> {
     }
 
     fn process_edges(&mut self, edges: Range<usize>, t: f64) -> Result<()> {
+        self.lay.refresh_boundaries(t);
         let m = self.model;
         let t = T::c(t);
         let lay = &self.lay;
@@ -161,6 +178,13 @@ impl<T: Real> Backend for CpuBackend<T> {
 
     fn update(&mut self, step: StepContext) -> Result<()> {
         let dt = T::c(step.dt);
+        // The mass through each open boundary edge this step: the edge's slot holds its
+        // outward mass fluxes times its length, which the update below takes times dt.
+        for (k, &[c, s, _]) in self.open.iter().enumerate() {
+            let (c, s) = (c as usize, s as usize);
+            let flux = [self.acc[2 * s][c][0].f64(), self.acc[2 * s + 1][c][0].f64()];
+            add_to_budget(&mut self.budget, k, flux, dt.f64());
+        }
         let model = self.model;
         let sources = model.has_sources();
         let n = self.lay.n_owned;
@@ -206,6 +230,12 @@ impl<T: Real> Backend for CpuBackend<T> {
 
     fn fallbacks(&mut self) -> Result<u64> {
         Ok(self.fallbacks)
+    }
+    fn boundary_budget(&mut self) -> Result<Vec<[f64; 4]>> {
+        if self.lay.specs.iter().all(|s| s.kind == crate::physics::BoundaryKind::Wall) {
+            return Ok(vec![]);
+        }
+        Ok(budget_per_entry(&self.open, &self.budget, self.lay.specs.len()))
     }
     fn state(&mut self) -> Result<Vec<CellState>> {
         Ok(self.lay.host_state())

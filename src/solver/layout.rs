@@ -21,29 +21,36 @@
 //! touch the receive block.
 
 use crate::mesh::{Topology, NO_CELL};
-use crate::physics::{Boundary, CellState, Real, Reference, StoredCell};
+use crate::physics::{Boundary, BoundaryKind, BoundarySpec, CellState, Real, Reference, StoredCell};
 use std::collections::BTreeMap;
 
 /// The second cell of a boundary edge.
 pub const BOUNDARY: i32 = -1;
 
-/// The run's boundary table, and the entry each boundary tag uses. Tags with no entry, and
-/// untagged boundary edges (tag 0), use entry 0: a wall.
+/// The run's boundary table: what each entry prescribes over time (`specs`, float64) and
+/// its name (the scenario's tag), and the entry each boundary tag uses. Tags with no entry,
+/// and untagged boundary edges (tag 0), use entry 0: a wall.
 #[derive(Clone, Debug)]
-pub struct Boundaries<T> {
-    pub table: Vec<Boundary<T>>,
+pub struct Boundaries {
+    pub specs: Vec<BoundarySpec>,
+    pub names: Vec<String>,
     pub index_of_tag: BTreeMap<u32, i32>,
 }
 
-impl<T: Real> Default for Boundaries<T> {
+impl Default for Boundaries {
     fn default() -> Self {
-        Boundaries { table: vec![Boundary::wall()], index_of_tag: BTreeMap::new() }
+        Boundaries { specs: vec![BoundarySpec::wall()], names: vec!["walls".into()], index_of_tag: BTreeMap::new() }
     }
 }
 
-impl<T: Real> Boundaries<T> {
+impl Boundaries {
     pub fn index(&self, tag: u32) -> i32 {
         self.index_of_tag.get(&tag).copied().unwrap_or(0)
+    }
+
+    /// Whether every boundary is a wall (no mass crosses any).
+    pub fn all_walls(&self) -> bool {
+        self.specs.iter().all(|s| s.kind == BoundaryKind::Wall)
     }
 }
 
@@ -55,8 +62,12 @@ pub struct Layout<T> {
     pub lo: Vec<[T; 2]>,
     pub edge_cells: Vec<[i32; 4]>,
     pub edge_normal: Vec<[T; 2]>,
-    /// Indexed by a boundary edge's fourth int; entry 0 is a wall.
+    /// Indexed by a boundary edge's fourth int; entry 0 is a wall. Evaluated at
+    /// `boundaries_time` from `specs` ([`Layout::refresh_boundaries`]).
     pub boundaries: Vec<Boundary<T>>,
+    /// What each entry of `boundaries` prescribes over time.
+    pub specs: Vec<BoundarySpec>,
+    pub boundaries_time: f64,
     pub n_owned: usize,
     /// Edges that need no receive-block cell come first: `0..n_local_edges`.
     pub n_local_edges: usize,
@@ -119,6 +130,8 @@ impl<T: Real> Layout<T> {
             edge_cells,
             edge_normal,
             boundaries: vec![Boundary::wall()],
+            specs: vec![BoundarySpec::wall()],
+            boundaries_time: 0.0,
             n_owned: n,
             n_local_edges: ne,
             depth: depth.to_vec(),
@@ -128,14 +141,41 @@ impl<T: Real> Layout<T> {
 
     /// Point each boundary edge at its tag's entry of `b` (`edge_tag` per edge, in this
     /// layout's edge order, as `Topology::edge_tag`).
-    pub fn set_boundaries(&mut self, edge_tag: &[u32], b: &Boundaries<T>) {
+    pub fn set_boundaries(&mut self, edge_tag: &[u32], b: &Boundaries) {
         assert_eq!(edge_tag.len(), self.edge_cells.len());
         for (ec, &tag) in self.edge_cells.iter_mut().zip(edge_tag) {
             if ec[1] == BOUNDARY {
                 ec[3] = b.index(tag);
             }
         }
-        self.boundaries = b.table.clone();
+        self.specs = b.specs.clone();
+        self.boundaries = self.specs.iter().map(|s| s.entry(0.0)).collect();
+        self.boundaries_time = 0.0;
+    }
+
+    /// Evaluate the boundary table at time `t` (the start of a step), if it changes with time
+    /// and was evaluated at another time. Returns whether it changed.
+    pub fn refresh_boundaries(&mut self, t: f64) -> bool {
+        if t == self.boundaries_time || !self.specs.iter().any(|s| s.time_dependent()) {
+            return false;
+        }
+        self.boundaries = self.specs.iter().map(|s| s.entry(t)).collect();
+        self.boundaries_time = t;
+        true
+    }
+
+    /// The boundary edges through which mass may cross, of owned cells (each counted by
+    /// exactly one rank): `(cell, slot, table entry)`, in edge order.
+    pub fn open_edges(&self) -> Vec<[i32; 3]> {
+        self.edge_cells
+            .iter()
+            .filter(|ec| {
+                ec[1] == BOUNDARY
+                    && (ec[0] as usize) < self.n_owned
+                    && self.specs.get(ec[3] as usize).is_some_and(|s| s.kind != BoundaryKind::Wall)
+            })
+            .map(|ec| [ec[0], ec[2], ec[3]])
+            .collect()
     }
 
     pub fn num_cells(&self) -> usize {
@@ -159,6 +199,31 @@ impl<T: Real> Layout<T> {
     pub fn host_state(&self) -> Vec<CellState> {
         (0..self.n_owned).map(|c| self.cell_state(c)).collect()
     }
+}
+
+/// Add one step's boundary mass fluxes to the per-edge budget: `flux[k]` the outward mass
+/// fluxes (layer 1, layer 2) times the edge length of open edge `k`, `dt` the step.
+pub fn add_to_budget(budget: &mut [[f64; 4]], k: usize, flux: [f64; 2], dt: f64) {
+    for (layer, f) in flux.into_iter().enumerate() {
+        let v = f * dt;
+        if v < 0.0 {
+            budget[k][2 * layer] -= v;
+        } else {
+            budget[k][2 * layer + 1] += v;
+        }
+    }
+}
+
+/// The per-edge budget summed per table entry (`entries` long), in edge order.
+pub fn budget_per_entry(open: &[[i32; 3]], per_edge: &[[f64; 4]], entries: usize) -> Vec<[f64; 4]> {
+    let mut out = vec![[0.0; 4]; entries];
+    for (e, b) in open.iter().zip(per_edge) {
+        let o = &mut out[e[2] as usize];
+        for k in 0..4 {
+            o[k] += b[k];
+        }
+    }
+    out
 }
 
 /// Bytes each kernel must move through device memory per launch in this layout, counted by

@@ -190,6 +190,7 @@ impl Checkpoints {
         }
         let r: &RunRecord = &run.record;
         let fallbacks = comm.sum_u64(b.fallbacks()?) + r.fallbacks_before;
+        let boundary_budget = super::report::total_budget(comm, &agree(comm, b.boundary_budget())?, &r.budget_before);
         let cells = comm.sum_u64(global.len() as u64) as usize;
         let done = if comm.is_root() {
             (|| -> Result<()> {
@@ -201,6 +202,20 @@ impl Checkpoints {
                 if let Some(m) = &s.mesh {
                     let abs = std::fs::canonicalize(m).with_context(|| format!("mesh file {}", m.display()))?;
                     scenario["mesh"] = serde_json::Value::String(abs.display().to_string());
+                }
+                // Time-series files likewise.
+                // (get_mut: indexing would insert the keys a condition does not have.)
+                if let Some(bs) = scenario.get_mut("boundaries").and_then(|b| b.as_object_mut()) {
+                    for c in bs.values_mut() {
+                        for key in ["surface", "interface", "layer1", "layer2"] {
+                            let Some(v) = c.get_mut(key) else { continue };
+                            if let Some(f) = v.get("file").and_then(|f| f.as_str()).map(std::path::PathBuf::from) {
+                                let abs = std::fs::canonicalize(&f)
+                                    .with_context(|| format!("time series {}", f.display()))?;
+                                v["file"] = serde_json::Value::String(abs.display().to_string());
+                            }
+                        }
+                    }
                 }
                 let out = &s.output.dir;
                 let abs = std::fs::canonicalize(out).with_context(|| format!("output directory {}", out.display()))?;
@@ -222,6 +237,7 @@ impl Checkpoints {
                     mass_layer1_start: r.mass_layer1_start,
                     mass_layer2_start: r.mass_layer2_start,
                     hyperbolicity_fallbacks: fallbacks,
+                    boundary_budget,
                 };
                 checkpoint::write_meta(&dir, &meta)?;
                 checkpoint::prune(&self.root, self.keep)

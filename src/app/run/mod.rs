@@ -177,12 +177,14 @@ pub struct Setup<'a> {
     /// The output directory of the run that wrote that checkpoint, when this run writes to
     /// another one.
     pub earlier_output: Option<&'a Path>,
+    /// The boundary table (`scenario.boundaries` on this mesh).
+    pub boundaries: crate::solver::layout::Boundaries,
 }
 
 impl<'a> Setup<'a> {
     /// A run from the start (no checkpoint).
     pub fn new(scenario: &'a Scenario, pm: &'a PreparedMesh, depth: &'a [f64], cells: &'a [StoredCell]) -> Setup<'a> {
-        Setup { scenario, pm, depth, cells, resume: None, earlier_output: None }
+        Setup { scenario, pm, depth, cells, resume: None, earlier_output: None, boundaries: Default::default() }
     }
 }
 
@@ -218,9 +220,11 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     };
     let choice = agree(comm, choose_backend(opts.backend, !comm.is_root()))?;
     let submesh = agree(comm, rank_submesh(opts, &pm, comm))?;
+    let boundaries = agree(comm, s.boundary_table(&pm.mesh, &pm.topo).with_context(|| source.clone()))?;
     let setup = Setup {
         resume: restart.as_ref().map(|r| &r.meta),
         earlier_output: restart.as_ref().and_then(|r| r.earlier_output.as_deref()),
+        boundaries,
         ..Setup::new(&s, &pm, &depth, &cells)
     };
     let mut stats = simulate(&setup, opts, choice, comm, submesh)?;
@@ -269,6 +273,7 @@ pub fn simulate(
             mass_layer1_start: r.mass_layer1_start,
             mass_layer2_start: r.mass_layer2_start,
             fallbacks_before: r.hyperbolicity_fallbacks,
+            budget_before: r.boundary_budget.clone(),
             output_seconds: 0.0,
         },
         None => {
@@ -279,6 +284,7 @@ pub fn simulate(
                 mass_layer1_start: comm.sum_f64(a),
                 mass_layer2_start: comm.sum_f64(b),
                 fallbacks_before: 0,
+                budget_before: vec![],
                 output_seconds: 0.0,
             }
         }
@@ -412,6 +418,16 @@ pub fn simulate(
     let stepping_seconds = per_rank.chunks(width).map(|c| c[width - 1]).fold(0.0, f64::max);
     let r = &run.record;
     let fallbacks = comm.sum_u64(backend.fallbacks()?) + r.fallbacks_before;
+    let budget = report::total_budget(comm, &agree(comm, backend.boundary_budget())?, &r.budget_before);
+    let (m1_start, m2_start, m1, m2) =
+        (r.mass_layer1_start, r.mass_layer2_start, comm.sum_f64(m1_end), comm.sum_f64(m2_end));
+    let boundaries = report::tag_budgets(&setup.boundaries, &budget);
+    let balance = |start: f64, end: f64, layer: usize| {
+        let (i, o) = budget.iter().fold((0.0, 0.0), |(i, o), b| (i + b[2 * layer], o + b[2 * layer + 1]));
+        start + i - o - end
+    };
+    let (residual1, residual2) =
+        if budget.is_empty() { (None, None) } else { (Some(balance(m1_start, m1, 0)), Some(balance(m2_start, m2, 1))) };
     let checksum = comm.sum_u64(state_checksum(&part.global, &end_state));
     Ok(RunStats {
         name: s.name.clone(),
@@ -426,9 +442,12 @@ pub fn simulate(
         output_seconds: r.output_seconds,
         cell_updates_per_second: cells as f64 * steps_here as f64 / stepping_seconds.max(1e-12),
         mass_layer1_start: r.mass_layer1_start,
-        mass_layer1_end: comm.sum_f64(m1_end),
+        mass_layer1_end: m1,
         mass_layer2_start: r.mass_layer2_start,
-        mass_layer2_end: comm.sum_f64(m2_end),
+        mass_layer2_end: m2,
+        boundaries,
+        mass_balance_layer1: residual1,
+        mass_balance_layer2: residual2,
         restarted_from: resume.map(|r| r.step),
         output_dir: s.output.dir.clone(),
         hyperbolicity_fallbacks: fallbacks,

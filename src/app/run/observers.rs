@@ -22,6 +22,8 @@ pub struct RunRecord {
     pub mass_layer2_start: f64,
     /// Hyperbolicity fallbacks before this process started (a restart).
     pub fallbacks_before: u64,
+    /// Mass through each boundary table entry before this process started (a restart).
+    pub budget_before: Vec<[f64; 4]>,
     /// Seconds spent writing frames and gauges.
     pub output_seconds: f64,
 }

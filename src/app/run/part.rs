@@ -165,10 +165,18 @@ fn backend_in<T: CudaReal>(
     let model = Model::<T>::new(&setup.scenario.physics)?;
     let (topo, depth, cells) = (&setup.pm.topo, setup.depth, setup.cells);
     let rest = setup.scenario.physics.reference();
-    let layout = match &part.submesh {
+    let mut layout = match &part.submesh {
         None => Layout::<T>::from_stored(topo, depth, cells, &rest),
         Some(sub) => sub.layout::<T>(topo, depth, cells, &rest)?,
     };
+    let table = &setup.boundaries;
+    if !table.all_walls() {
+        // The layout's edges in its own order: the whole mesh's, or the rank's local ones.
+        match &part.submesh {
+            None => layout.set_boundaries(&topo.edge_tag, table),
+            Some(sub) => layout.set_boundaries(&sub.local_topology(topo)?.edge_tag, table),
+        }
+    }
     Ok(match choice {
         BackendChoice::Cuda => Box::new(CudaBackend::new(model, &layout, node_rank % cuda::device_count()?.max(1))?),
         _ => Box::new(CpuBackend::new(model, layout)?),

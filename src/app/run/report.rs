@@ -80,3 +80,46 @@ pub fn diagnose(e: anyhow::Error, b: &mut dyn Backend, run: &RunContext) -> anyh
 pub fn max_over_ranks(comm: &dyn Comm, x: f64) -> f64 {
     comm.all_gather_f64(&[x]).into_iter().fold(0.0, f64::max)
 }
+
+/// The boundary budget of the whole run: each rank's per-entry sums added over the ranks
+/// (entry by entry, in a fixed order), plus what came before a restart. Collective. Empty
+/// when every boundary is a wall.
+pub fn total_budget(comm: &dyn Comm, mine: &[[f64; 4]], before: &[[f64; 4]]) -> Vec<[f64; 4]> {
+    let flat: Vec<f64> = mine.iter().flatten().copied().collect();
+    // Every rank has the same table, so the same length; a rank's empty list means walls.
+    if comm.sum_u64(flat.len() as u64) == 0 {
+        return before.to_vec();
+    }
+    let mut total: Vec<[f64; 4]> = flat.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+    for b in total.iter_mut() {
+        for x in b.iter_mut() {
+            *x = comm.sum_f64(*x);
+        }
+    }
+    for (t, b) in total.iter_mut().zip(before) {
+        for k in 0..4 {
+            t[k] += b[k];
+        }
+    }
+    total
+}
+
+/// The budget per tag for `stats.json` (entry 0, the walls, left out: nothing crosses them).
+pub fn tag_budgets(
+    table: &crate::solver::layout::Boundaries,
+    budget: &[[f64; 4]],
+) -> Vec<crate::app::stats::TagBudget> {
+    budget
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(k, b)| crate::app::stats::TagBudget {
+            tag: table.names.get(k).cloned().unwrap_or_default(),
+            kind: table.specs.get(k).map_or("wall", |s| s.kind.name()).into(),
+            layer1_in: b[0],
+            layer1_out: b[1],
+            layer2_in: b[2],
+            layer2_out: b[3],
+        })
+        .collect()
+}

@@ -18,8 +18,8 @@ pub use launch::CudaReal;
 
 use super::backend::{Backend, Health, StepContext};
 use super::cpu::check_slots;
-use super::layout::Layout;
-use crate::physics::{Boundary, CellState, Model, Reference, StoredCell};
+use super::layout::{budget_per_entry, Layout};
+use crate::physics::{Boundary, BoundaryKind, BoundarySpec, CellState, Model, Reference, StoredCell};
 use anyhow::{anyhow, bail, Context, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, PushKernelArg};
 use halo::HaloStaging;
@@ -36,6 +36,7 @@ pub struct CudaBackend<T: CudaReal> {
     edge_fn: CudaFunction,
     dt_fn: CudaFunction,
     update_fn: CudaFunction,
+    budget_fn: CudaFunction,
     model: Model<T>,
     v1: CudaSlice<T>,
     v2: CudaSlice<T>,
@@ -48,6 +49,14 @@ pub struct CudaBackend<T: CudaReal> {
     ecells: CudaSlice<i32>,
     enormal: CudaSlice<T>,
     boundaries: CudaSlice<Boundary<T>>,
+    /// What each boundary table entry prescribes over time, and the time the device's
+    /// table was evaluated at (`Layout::refresh_boundaries`).
+    specs: Vec<BoundarySpec>,
+    boundaries_time: f64,
+    /// The open boundary edges `(cell, slot, entry)` (host and device) and the mass through
+    /// each so far (`[in1, out1, in2, out2]` per edge, double, on the device).
+    open: Vec<[i32; 3]>,
+    open_dev: Option<(CudaSlice<i32>, CudaSlice<f64>)>,
     acc: CudaSlice<T>,
     scratch: CudaSlice<u64>,
     n_cells: usize,
@@ -82,7 +91,7 @@ impl<T: CudaReal> CudaBackend<T> {
                 .load_function(&format!("{op}_{}", T::SUFFIX))
                 .with_context(|| format!("kernel {op}_{} missing", T::SUFFIX))
         };
-        let (edge_fn, dt_fn, update_fn) = (f("edge")?, f("dt")?, f("update")?);
+        let (edge_fn, dt_fn, update_fn, budget_fn) = (f("edge")?, f("dt")?, f("update")?, f("budget")?);
         let stream = ctx.default_stream();
         let up = |what: &str, e: cudarc::driver::DriverError| anyhow!("cannot upload {what} to {device}: {e}");
         let cells = |v: &[[T; 4]]| stream.clone_htod(bytemuck::cast_slice::<[T; 4], T>(v)).map_err(|e| up("cells", e));
@@ -96,6 +105,14 @@ impl<T: CudaReal> CudaBackend<T> {
         let enormal =
             stream.clone_htod(bytemuck::cast_slice::<[T; 2], T>(&lay.edge_normal)).map_err(|e| up("edges", e))?;
         let boundaries = stream.clone_htod(&lay.boundaries).map_err(|e| up("the boundary table", e))?;
+        let open = lay.open_edges();
+        let open_dev = if open.is_empty() {
+            None
+        } else {
+            let cells = stream.clone_htod(bytemuck::cast_slice::<[i32; 3], i32>(&open)).map_err(|e| up("edges", e))?;
+            let budget = stream.alloc_zeros::<f64>(4 * open.len()).map_err(|e| up("the boundary budget", e))?;
+            Some((cells, budget))
+        };
         let acc = stream.alloc_zeros::<T>(6 * 4 * n).map_err(|e| up("accumulators", e))?;
         let scratch = stream.clone_htod(&[u64::MAX, 0, 0]).map_err(|e| up("scratch", e))?;
         stream.synchronize()?;
@@ -106,6 +123,7 @@ impl<T: CudaReal> CudaBackend<T> {
             edge_fn,
             dt_fn,
             update_fn,
+            budget_fn,
             model,
             v1,
             v2,
@@ -116,6 +134,10 @@ impl<T: CudaReal> CudaBackend<T> {
             ecells,
             enormal,
             boundaries,
+            specs: lay.specs.clone(),
+            boundaries_time: lay.boundaries_time,
+            open,
+            open_dev,
             acc,
             scratch,
             n_cells: n,
@@ -239,6 +261,13 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         if edges.is_empty() {
             return Ok(());
         }
+        if t != self.boundaries_time && self.specs.iter().any(|s| s.time_dependent()) {
+            // Tides and time series: the table at the step's start time, queued before the
+            // edge kernel on the same stream.
+            let table: Vec<Boundary<T>> = self.specs.iter().map(|s| s.entry(t)).collect();
+            self.stream.memcpy_htod(&table, &mut self.boundaries).context("uploading the boundary table")?;
+            self.boundaries_time = t;
+        }
         let (a, m, t) = (self.arrays(), self.model, T::c(t));
         let (b, e) = (edges.start as i32, edges.end as i32);
         self.launch(0, |s| {
@@ -268,6 +297,13 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
 
     fn update(&mut self, step: StepContext) -> Result<()> {
         let (a, m, dt) = (self.arrays(), self.model, T::c(step.dt));
+        if let Some((open, budget)) = &mut self.open_dev {
+            let (n, dt64) = (self.open.len() as i32, dt.f64());
+            let mut l = self.stream.launch_builder(&self.budget_fn);
+            l.arg(&a).arg(&*open).arg(budget).arg(&n).arg(&dt64);
+            // SAFETY: the arguments of budget_{f32,f64} in kernels/solver.cu, in order.
+            unsafe { l.launch(grid(self.open.len())) }.context("launching the budget kernel")?;
+        }
         self.launch(2, |s| {
             let mut l = s.stream.launch_builder(&s.update_fn);
             l.arg(&a).arg(&m).arg(&dt);
@@ -290,6 +326,19 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         let mut s = [0u64; 1];
         self.stream.memcpy_dtoh(&self.scratch.slice(2..3), &mut s)?;
         Ok(s[0])
+    }
+
+    fn boundary_budget(&mut self) -> Result<Vec<[f64; 4]>> {
+        if self.specs.iter().all(|s| s.kind == BoundaryKind::Wall) {
+            return Ok(vec![]);
+        }
+        let per_edge: Vec<[f64; 4]> = match &self.open_dev {
+            Some((_, budget)) => {
+                self.stream.clone_dtoh(budget)?.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect()
+            }
+            None => vec![],
+        };
+        Ok(budget_per_entry(&self.open, &per_edge, self.specs.len()))
     }
 
     fn state(&mut self) -> Result<Vec<CellState>> {

@@ -1,0 +1,320 @@
+//! The scenario's `boundaries` section: a condition per boundary tag, and the run's
+//! boundary table built from it (`solver::layout::Boundaries`). A tag with no entry is a
+//! wall; an entry naming a tag the domain or mesh does not have is an error listing the
+//! known ones.
+//!
+//! ```json
+//! "boundaries": {
+//!   "atlantic": { "type": "elevation", "surface": { "mean": 0, "tides": [{ "amplitude": 0.5, "period": 44714 }] } },
+//!   "river":    { "type": "discharge", "layer2": 120.0 },
+//!   "east":     { "type": "open" },
+//!   "north":    { "type": "wall" }
+//! }
+//! ```
+//!
+//! A value over time (`surface`, `interface`, `layer1`, `layer2`) is a number, tides
+//! (`{"mean", "tides": [{"amplitude", "period", "phase"}]}`, phase in degrees), or a CSV
+//! file (`{"file": "series.csv"}`: lines `time,value`, times increasing, interpolated
+//! linearly and constant beyond the ends; `#` comments and a header line are skipped).
+
+use super::tagged;
+use crate::physics::{BoundaryKind, BoundarySpec, Constituent, Reference, TimeFunction};
+use crate::solver::layout::Boundaries;
+use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One tag's condition.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Condition {
+    Wall,
+    Open,
+    /// Free-surface and/or interface elevation (m above the reference level); one not given
+    /// is taken from the cell.
+    Elevation {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        surface: Option<Forcing>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        interface: Option<Forcing>,
+    },
+    /// Volume flux into the domain per layer (m³/s over the whole tag); a layer not given is
+    /// open.
+    Discharge {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        layer1: Option<Forcing>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        layer2: Option<Forcing>,
+    },
+}
+
+/// A value over time as the scenario gives it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum Forcing {
+    Constant(f64),
+    Tides { mean: f64, tides: Vec<Tide> },
+    File { file: PathBuf },
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Tide {
+    pub amplitude: f64,
+    pub period: f64,
+    #[serde(default)]
+    pub phase: f64,
+}
+
+impl Condition {
+    pub fn kind(&self) -> BoundaryKind {
+        match self {
+            Condition::Wall => BoundaryKind::Wall,
+            Condition::Open => BoundaryKind::Open,
+            Condition::Elevation { .. } => BoundaryKind::Elevation,
+            Condition::Discharge { .. } => BoundaryKind::Discharge,
+        }
+    }
+
+    /// The two values of the kind (`physics/forcing.rs`) with their field names.
+    fn values(&self) -> [(&'static str, Option<&Forcing>); 2] {
+        match self {
+            Condition::Elevation { surface, interface } => {
+                [("surface", surface.as_ref()), ("interface", interface.as_ref())]
+            }
+            Condition::Discharge { layer1, layer2 } => [("layer1", layer1.as_ref()), ("layer2", layer2.as_ref())],
+            _ => [("", None), ("", None)],
+        }
+    }
+
+    fn values_mut(&mut self) -> [Option<&mut Forcing>; 2] {
+        match self {
+            Condition::Elevation { surface, interface } => [surface.as_mut(), interface.as_mut()],
+            Condition::Discharge { layer1, layer2 } => [layer1.as_mut(), layer2.as_mut()],
+            _ => [None, None],
+        }
+    }
+
+    /// Checks that need no file: errors name `field` (`boundaries.TAG`).
+    pub fn validate(&self, field: &str) -> Result<()> {
+        match self {
+            Condition::Elevation { surface: None, interface: None } => {
+                bail!("{field}: an elevation boundary needs surface, interface or both")
+            }
+            Condition::Discharge { layer1: None, layer2: None } => {
+                bail!("{field}: a discharge boundary needs layer1, layer2 or both (m³/s into the domain)")
+            }
+            _ => {}
+        }
+        for (name, f) in self.values() {
+            if let Some(f) = f {
+                f.validate(&format!("{field}.{name}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Make relative file names relative to `dir` (the scenario file's directory).
+    pub fn resolve_files(&mut self, dir: &Path) {
+        for f in self.values_mut().into_iter().flatten() {
+            if let Forcing::File { file } = f {
+                if file.is_relative() {
+                    *file = dir.join(&*file);
+                }
+            }
+        }
+    }
+}
+
+impl Forcing {
+    fn validate(&self, field: &str) -> Result<()> {
+        match self {
+            Forcing::Constant(x) if !x.is_finite() => bail!("{field}: expected a finite number, found {x}"),
+            Forcing::Tides { mean, tides } => {
+                if !mean.is_finite() {
+                    bail!("{field}.mean: expected a finite number, found {mean}");
+                }
+                if tides.is_empty() {
+                    bail!("{field}.tides: expected at least one constituent");
+                }
+                for (k, t) in tides.iter().enumerate() {
+                    if !t.amplitude.is_finite() {
+                        bail!("{field}.tides[{k}].amplitude: expected a finite number, found {}", t.amplitude);
+                    }
+                    if !(t.period.is_finite() && t.period > 0.0) {
+                        bail!("{field}.tides[{k}].period: expected a positive period in seconds, found {}", t.period);
+                    }
+                    if !t.phase.is_finite() {
+                        bail!("{field}.tides[{k}].phase: expected a finite phase in degrees, found {}", t.phase);
+                    }
+                }
+            }
+            Forcing::File { file } if file.as_os_str().is_empty() => bail!("{field}.file: expected a file name"),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The value over time, reading a series file (errors name `field` and the file).
+    pub fn function(&self, field: &str) -> Result<TimeFunction> {
+        Ok(match self {
+            Forcing::Constant(x) => TimeFunction::Constant(*x),
+            Forcing::Tides { mean, tides } => TimeFunction::Tides {
+                mean: *mean,
+                constituents: tides
+                    .iter()
+                    .map(|t| Constituent { amplitude: t.amplitude, period: t.period, phase: t.phase })
+                    .collect(),
+            },
+            Forcing::File { file } => {
+                let (t, v) = read_series(file).with_context(|| format!("{field}.file"))?;
+                TimeFunction::Series { t, v }
+            }
+        })
+    }
+}
+
+/// A CSV time series: `time,value` per line (comma, semicolon or white space between),
+/// times strictly increasing, every number finite; blank lines and `#` comments skipped, and
+/// a first line that is not numbers (a header).
+pub fn read_series(path: &Path) -> Result<(Vec<f64>, Vec<f64>)> {
+    let data = crate::util::files::read_regular(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = String::from_utf8(data).map_err(|_| anyhow!("{}: expected a text (UTF-8) CSV file", path.display()))?;
+    let (mut t, mut v) = (Vec::new(), Vec::new());
+    for (k, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> =
+            line.split(|c: char| c == ',' || c == ';' || c.is_whitespace()).filter(|f| !f.is_empty()).collect();
+        let nums: Vec<Option<f64>> = fields.iter().map(|f| f.parse::<f64>().ok()).collect();
+        if t.is_empty() && nums.iter().any(|x| x.is_none()) && k == first_content_line(&text) {
+            continue; // a header
+        }
+        let at = || format!("{}:{}", path.display(), k + 1);
+        if fields.len() != 2 {
+            bail!("{}: expected two columns `time,value`, found {} fields", at(), fields.len());
+        }
+        let (Some(a), Some(b)) = (nums[0], nums[1]) else {
+            bail!("{}: expected two numbers `time,value`, found {line:?}", at());
+        };
+        if !(a.is_finite() && b.is_finite()) {
+            bail!("{}: expected finite numbers, found {line:?}", at());
+        }
+        if let Some(&last) = t.last() {
+            if a <= last {
+                bail!("{}: time {a} is not after the previous time {last}: expected increasing times", at());
+            }
+        }
+        t.push(a);
+        v.push(b);
+    }
+    if t.is_empty() {
+        bail!("{}: no `time,value` rows", path.display());
+    }
+    Ok((t, v))
+}
+
+fn first_content_line(text: &str) -> usize {
+    text.lines().position(|l| !l.split('#').next().unwrap_or("").trim().is_empty()).unwrap_or(0)
+}
+
+/// The boundary table of a run: one entry per scenario entry (in the section's order, after
+/// entry 0, the walls), each tag pointed at its entry. `tags` maps the names a scenario may
+/// use to tag numbers (`"7"` always works for tag 7), `lengths` each tag's total boundary
+/// length (a discharge is spread over it), `rest` the reference levels (elevations are
+/// stored as deviations from them). `source` names the domain or mesh in errors.
+pub fn table(
+    section: &BTreeMap<String, Condition>,
+    tags: &BTreeMap<String, u32>,
+    lengths: &BTreeMap<u32, f64>,
+    rest: &Reference,
+    source: &str,
+) -> Result<Boundaries> {
+    let mut b = Boundaries::default();
+    for (name, c) in section {
+        let field = format!("boundaries.{name}");
+        let Some(&tag) = tags.get(name) else {
+            let known: Vec<&str> = tags.keys().map(|s| s.as_str()).collect();
+            bail!(
+                "{field}: {source} has no boundary tag {name:?}; known tags: {}",
+                if known.is_empty() { "none (every boundary is an untagged wall)".into() } else { known.join(", ") }
+            );
+        };
+        let length = lengths.get(&tag).copied().unwrap_or(0.0);
+        if c.kind() == BoundaryKind::Discharge && length <= 0.0 {
+            bail!("{field}: the tag has no boundary edges to spread the discharge over");
+        }
+        let mut values = [None, None];
+        for (k, (value_name, f)) in c.values().into_iter().enumerate() {
+            if let Some(f) = f {
+                values[k] = Some(f.function(&format!("{field}.{value_name}"))?);
+            }
+        }
+        let (offset, scale) = match c.kind() {
+            BoundaryKind::Elevation => ([rest.surface, rest.interface], 1.0),
+            BoundaryKind::Discharge => ([0.0; 2], 1.0 / length),
+            _ => ([0.0; 2], 1.0),
+        };
+        if b.index_of_tag.insert(tag, b.specs.len() as i32).is_some() {
+            bail!("{field}: tag {tag} has another entry in boundaries already (by number or by name)");
+        }
+        b.specs.push(BoundarySpec { kind: c.kind(), values, offset, scale });
+        b.names.push(name.clone());
+    }
+    Ok(b)
+}
+
+impl<'de> Deserialize<'de> for Condition {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        let parse = || -> Result<Condition, String> {
+            let o = tagged::Obj::new(&v, "an object with a \"type\"")?;
+            Ok(match o.kind(&["wall", "open", "elevation", "discharge"])? {
+                "wall" => {
+                    o.only(&[])?;
+                    Condition::Wall
+                }
+                "open" => {
+                    o.only(&[])?;
+                    Condition::Open
+                }
+                "elevation" => {
+                    o.only(&["surface", "interface"])?;
+                    Condition::Elevation { surface: o.opt("surface", None)?, interface: o.opt("interface", None)? }
+                }
+                _ => {
+                    o.only(&["layer1", "layer2"])?;
+                    Condition::Discharge { layer1: o.opt("layer1", None)?, layer2: o.opt("layer2", None)? }
+                }
+            })
+        };
+        parse().map_err(<D::Error as serde::de::Error>::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Forcing {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        let parse = || -> Result<Forcing, String> {
+            if let Some(x) = v.as_f64() {
+                return Ok(Forcing::Constant(x));
+            }
+            let what = "a number, tides ({\"mean\", \"tides\": [...]}) or a file ({\"file\": \"series.csv\"})";
+            let o = tagged::Obj::new(&v, what)?;
+            let map = v.as_object().expect("an object");
+            if map.contains_key("file") {
+                o.only(&["file"])?;
+                Ok(Forcing::File { file: o.req("file")? })
+            } else if map.contains_key("tides") {
+                o.only(&["mean", "tides"])?;
+                Ok(Forcing::Tides { mean: o.opt("mean", 0.0)?, tides: o.req("tides")? })
+            } else {
+                Err(tagged::err("", format!("expected {what}, found {v}")))
+            }
+        };
+        parse().map_err(<D::Error as serde::de::Error>::custom)
+    }
+}
