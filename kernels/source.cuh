@@ -9,7 +9,7 @@ __device__ __forceinline__ void rt_sincos(double x, double* s, double* c) { sinc
 
 template <typename T>
 __device__ __forceinline__ void source(const Model<T>& m, Side<T>& s, T dt) {
-    T one = T(1);
+    T one = T(1), two = T(2), four = T(4);
     if (m.wind_x != T(0) || m.wind_y != T(0)) {
         s.q1x = s.q1x + dt * m.wind_x;
         s.q1y = s.q1y + dt * m.wind_y;
@@ -22,7 +22,8 @@ __device__ __forceinline__ void source(const Model<T>& m, Side<T>& s, T dt) {
     if (m.manning > T(0)) {
         T h2 = side_h2(m, s);
         T speed = rt_sqrt(s.q2x * s.q2x + s.q2y * s.q2y);
-        T f = one / (one + dt * m.g * m.manning * m.manning * speed / (h2 * h2 * rt_cbrt(h2)));
+        T k = m.g * m.manning * m.manning / (h2 * h2 * rt_cbrt(h2));
+        T f = two / (one + rt_sqrt(one + four * dt * k * speed));
         s.q2x = s.q2x * f;
         s.q2y = s.q2y * f;
     }
@@ -30,8 +31,8 @@ __device__ __forceinline__ void source(const Model<T>& m, Side<T>& s, T dt) {
         T h1 = side_h1(m, s), h2 = side_h2(m, s);
         T dux = s.q1x / h1 - s.q2x / h2, duy = s.q1y / h1 - s.q2y / h2;
         T speed = rt_sqrt(dux * dux + duy * duy);
-        T k = m.interlayer_friction * speed * (one / h1 + m.r / h2);
-        T change = one / (one + dt * k) - one;
+        T k = m.interlayer_friction * (one / h1 + m.r / h2);
+        T change = two / (one + rt_sqrt(one + four * dt * k * speed)) - one;
         T w = h1 * h2 / (m.r * h1 + h2);
         T c1x = w * change * dux, c1y = w * change * duy;
         T c2x = m.r * w * change * dux, c2y = m.r * w * change * duy;

@@ -15,13 +15,13 @@ use super::{Model, Real};
 /// fluxes (`solver/cpu.rs`), or a small increment may be rounded away.
 ///
 /// The terms in order: wind (explicit, a constant force), linear and Manning bottom friction
-/// and interlayer friction (each semi-implicit: a factor in (0, 1] on the velocity it damps,
-/// so it never reverses a flow, whatever `dt`), then the Coriolis force as the exact
+/// and interlayer friction (each implicit: a factor in (0, 1] on the velocity it damps, so
+/// it never reverses a flow, whatever `dt`), then the Coriolis force as the exact
 /// rotation of both momenta by the angle `-f dt` (the solution of `dq/dt = -f k x q` over
 /// the step), which keeps their magnitude: an inertial oscillation keeps its amplitude.
 #[inline(always)]
 pub fn source<T: Real>(m: &Model<T>, s: &mut Side<T>, dt: T) {
-    let one = T::one();
+    let (one, two, four) = (T::one(), T::c(2.0), T::c(4.0));
     if m.wind_x != T::zero() || m.wind_y != T::zero() {
         s.q1 = [s.q1[0] + dt * m.wind_x, s.q1[1] + dt * m.wind_y];
     }
@@ -32,23 +32,27 @@ pub fn source<T: Real>(m: &Model<T>, s: &mut Side<T>, dt: T) {
         s.q2 = [s.q2[0] * f, s.q2[1] * f];
     }
     if m.manning > T::zero() {
-        // d(q2)/dt = -g n² |q2| q2 / h2^(7/3), with |q2| from the start of the step and q2
-        // implicit: h2^(7/3) as h2² cbrt(h2), which both backends round alike.
+        // d(q2)/dt = -K |q2| q2 with K = g n² / h2^(7/3) (h2^(7/3) as h2² cbrt(h2), which both
+        // backends round alike), implicit in q2 and its magnitude: |q'| + dt K |q'|² = |q|,
+        // so q' = q 2 / (1 + sqrt(1 + 4 dt K |q|)). The factor lies in (0, 1] (never a
+        // reversal), and a flow whose friction balances a constant force is a fixed point
+        // of force-then-friction for any dt: the normal-depth velocity comes out exact.
         let h2 = s.h2(m);
         let speed = (s.q2[0] * s.q2[0] + s.q2[1] * s.q2[1]).sqrt();
-        let f = one / (one + dt * m.g * m.manning * m.manning * speed / (h2 * h2 * h2.cbrt()));
+        let k = m.g * m.manning * m.manning / (h2 * h2 * h2.cbrt());
+        let f = two / (one + (one + four * dt * k * speed).sqrt());
         s.q2 = [s.q2[0] * f, s.q2[1] * f];
     }
     if m.interlayer_friction > T::zero() {
         // The shear du = u1 - u2 obeys d(du)/dt = -c |du| du (1/h1 + r/h2): implicit in du
-        // with |du| from the start of the step. The change is shared so that the total
+        // and its magnitude, as Manning above. The change is shared so that the total
         // momentum rho1 q1 + rho2 q2 is unchanged: dq1 = w d(du), dq2 = -r w d(du) with
         // w = h1 h2 / (r h1 + h2).
         let (h1, h2) = (s.h1(m), s.h2(m));
         let du = [s.q1[0] / h1 - s.q2[0] / h2, s.q1[1] / h1 - s.q2[1] / h2];
         let speed = (du[0] * du[0] + du[1] * du[1]).sqrt();
-        let k = m.interlayer_friction * speed * (one / h1 + m.r / h2);
-        let change = one / (one + dt * k) - one;
+        let k = m.interlayer_friction * (one / h1 + m.r / h2);
+        let change = two / (one + (one + four * dt * k * speed).sqrt()) - one;
         let w = h1 * h2 / (m.r * h1 + h2);
         let (c1, c2) = ([w * change * du[0], w * change * du[1]], [m.r * w * change * du[0], m.r * w * change * du[1]]);
         s.q1 = [s.q1[0] + c1[0], s.q1[1] + c1[1]];

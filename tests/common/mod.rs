@@ -28,7 +28,9 @@ pub fn run<T: Real>(s: &Scenario, max_steps: Option<u64>) -> Outcome {
     let pm = scenario_mesh(s).expect("mesh");
     let (depth, initial) = initial::evaluate(s, &pm.topo.cell_centroid).expect("initial state");
     let params = Model::<T>::new(&s.physics).unwrap();
-    let lay = Layout::<T>::from_topology(&pm.topo, &depth, &initial, &s.physics.reference());
+    let mut lay = Layout::<T>::from_topology(&pm.topo, &depth, &initial, &s.physics.reference());
+    let table = s.boundary_table(&pm.mesh, &pm.topo).expect("boundary table");
+    lay.set_boundaries(&pm.topo.edge_tag, &table);
     let mut b = CpuBackend::new(params, lay).unwrap();
     let start = b.state().unwrap();
     let plan = plan(s, max_steps);

@@ -1,0 +1,609 @@
+//! Open and forced boundaries per tag, the mass budget, and the source terms of issue 18
+//! (Manning, interlayer friction, Coriolis), on the CPU. Each test names what it would
+//! catch; `-- --nocapture` prints what it measured.
+
+mod common;
+use common::cli::{pycno_np, stats, text};
+use common::{plan, run, scenario};
+use pycno::app::scenario_mesh;
+use pycno::comm::Single;
+use pycno::physics::{source, CellState, Model, Physics, Side};
+use pycno::scenario::{initial, Scenario};
+use pycno::solver::stepper::{step_loop, Event};
+use pycno::solver::{Backend, CpuBackend, Layout};
+use std::path::Path;
+
+/// A CPU backend for `s` with its boundary table.
+fn backend(s: &Scenario) -> (pycno::app::PreparedMesh, CpuBackend<f64>) {
+    let pm = scenario_mesh(s).expect("mesh");
+    let (depth, init) = initial::evaluate(s, &pm.topo.cell_centroid).expect("initial state");
+    let mut lay = Layout::<f64>::from_topology(&pm.topo, &depth, &init, &s.physics.reference());
+    lay.set_boundaries(&pm.topo.edge_tag, &s.boundary_table(&pm.mesh, &pm.topo).expect("table"));
+    let b = CpuBackend::new(Model::new(&s.physics).unwrap(), lay).unwrap();
+    (pm, b)
+}
+
+/// Potential energy of the deviations from rest, binned along x (bins of `dx`, over
+/// [x0, x1]): sum of g eta1² + g (1 - r) eta2² of the bin means, times dx.
+fn binned_levels(state: &[CellState], depth: &[f64], cen: &[[f64; 2]], x0: f64, x1: f64, dx: f64) -> Vec<[f64; 2]> {
+    let n = ((x1 - x0) / dx).round() as usize;
+    let mut sums = vec![[0.0; 3]; n];
+    for ((s, &h), p) in state.iter().zip(depth).zip(cen) {
+        if p[0] < x0 || p[0] >= x1 {
+            continue;
+        }
+        let k = (((p[0] - x0) / dx) as usize).min(n - 1);
+        sums[k][0] += s.surface_elevation(h);
+        sums[k][1] += s.interface_elevation(h);
+        sums[k][2] += 1.0;
+    }
+    sums.iter().map(|s| [s[0] / s[2].max(1.0), s[1] / s[2].max(1.0)]).collect()
+}
+
+fn channel(x0: f64, x1: f64, tags: &str, cells: u64, r: f64, pulse: &str, end: f64, boundaries: &str) -> Scenario {
+    scenario(&format!(
+        r#"{{
+        "domain": {{ "outer": [[{x0}, 0], [{x1}, 0], [{x1}, 1], [{x0}, 1]], "outer_tags": {tags} }},
+        "resolution": {{ "cells": {cells} }},
+        "bathymetry": {{ "type": "constant", "depth": 5.0 }},
+        "initial": {{ "type": "layers", {pulse} }},
+        "physics": {{ "r": {r}, "reference": {{ "surface": 0, "interface": -4 }} }},
+        "boundaries": {boundaries},
+        "time": {{ "end": {end} }}
+    }}"#
+    ))
+}
+
+/// Reflected energy of a pulse that left through `open` ends: the short channel's levels
+/// against a channel long enough that nothing reaches its ends, relative to the pulse's
+/// energy at the start.
+fn reflection(r: f64, pulse: &str, end: f64, long: f64, kind: &str) -> f64 {
+    let tags = r#"["", "east", "", "west"]"#;
+    let b = format!(r#"{{ "east": {{ "type": "{kind}" }}, "west": {{ "type": "{kind}" }} }}"#);
+    let short = channel(0.0, 20.0, tags, 3000, r, pulse, end, &b);
+    let far = channel(-long, 20.0 + long, tags, (3000.0 * (20.0 + 2.0 * long) / 20.0) as u64, r, pulse, end, "{}");
+    let g = 9.81;
+    let energy = |lv: &[[f64; 2]]| lv.iter().map(|l| g * l[0] * l[0] + g * (1.0 - r) * l[1] * l[1]).sum::<f64>();
+    let (a, b) = (run::<f64>(&short, None), run::<f64>(&far, None));
+    let la = binned_levels(&a.end, &a.depth, &a.pm.topo.cell_centroid, 0.0, 20.0, 0.5);
+    let lb = binned_levels(&b.end, &b.depth, &b.pm.topo.cell_centroid, 0.0, 20.0, 0.5);
+    let l0 = binned_levels(&a.start, &a.depth, &a.pm.topo.cell_centroid, 0.0, 20.0, 0.5);
+    let diff: Vec<[f64; 2]> = la.iter().zip(&lb).map(|(x, y)| [x[0] - y[0], x[1] - y[1]]).collect();
+    energy(&diff) / energy(&l0)
+}
+
+/// The external mode (r near 1: both layers thicken in proportion): the surface 0.1 m up
+/// over x in [8, 12].
+const EXTERNAL_PULSE: &str = r#""layer1": { "thickness": { "type": "circle", "center": [10, 0.5], "radius": 2.0, "inside": 1.02, "outside": 1.0 } },
+    "layer2": { "thickness": { "type": "circle", "center": [10, 0.5], "radius": 2.0, "inside": 4.08, "outside": 4.0 } }"#;
+/// Mostly the internal mode: the interface 0.1 m up under a flat surface.
+const INTERNAL_PULSE: &str = r#""layer1": { "thickness": { "type": "circle", "center": [10, 0.5], "radius": 2.0, "inside": 0.9, "outside": 1.0 } },
+    "layer2": { "thickness": { "type": "circle", "center": [10, 0.5], "radius": 2.0, "inside": 4.1, "outside": 4.0 } }"#;
+
+#[test]
+fn outgoing_external_and_internal_pulses_leave_through_open_ends() {
+    // External: about 7 m/s, gone from the 20 m channel after 3 s (the long one: 25 m more
+    // each side). Internal (r = 0.5: about 2 m/s): gone after 8 s; 65 m more each side.
+    let ext = reflection(0.998, EXTERNAL_PULSE, 3.0, 25.0, "open");
+    let int = reflection(0.5, INTERNAL_PULSE, 8.0, 65.0, "open");
+    eprintln!("reflected energy: external pulse {ext:.2e}, internal pulse {int:.2e}");
+    assert!(ext < 0.02, "external pulse: {ext:.3e} of its energy came back");
+    assert!(int < 0.02, "internal pulse: {int:.3e} of its energy came back");
+    // The control: walls send it all back.
+    let wall = reflection(0.998, EXTERNAL_PULSE, 3.0, 25.0, "wall");
+    eprintln!("with walls: {wall:.2e}");
+    assert!(wall > 0.05, "walls should reflect the pulse: {wall:.3e}");
+}
+
+#[test]
+fn water_at_rest_stays_at_rest_with_open_and_elevation_boundaries_in_f32() {
+    let s = scenario(
+        r#"{
+        "domain": { "outer": [[0, 0], [300, 0], [300, 100], [0, 100]], "outer_tags": ["s", "e", "n", "w"] },
+        "resolution": { "cells": 2000 },
+        "bathymetry": { "type": "gaussian_bump", "depth": 800, "height": 500, "center": [150, 50], "width": 30 },
+        "initial": { "type": "at_rest", "interface": -150, "surface": 0 },
+        "boundaries": { "e": { "type": "open" }, "w": { "type": "elevation", "surface": 0, "interface": -150 },
+                        "n": { "type": "discharge", "layer1": 0, "layer2": 0 } },
+        "time": { "end": 20 }
+    }"#,
+    );
+    let o = run::<f32>(&s, Some(300));
+    let umax = o
+        .end
+        .iter()
+        .map(|c| c.q1[0].abs().max(c.q1[1].abs()).max(c.q2[0].abs()).max(c.q2[1].abs()))
+        .fold(0.0, f64::max);
+    eprintln!("max |q| after {} steps: {umax:e}", o.stats.steps);
+    assert_eq!(umax, 0.0, "water at rest moved at an open or forced boundary");
+    assert_eq!(o.start, o.end);
+}
+
+#[test]
+fn the_mass_budget_closes_with_a_discharge_in_and_an_open_end() {
+    let s = scenario(
+        r#"{
+        "domain": { "outer": [[0, 0], [40, 0], [40, 4], [0, 4]], "outer_tags": ["", "sea", "", "river"] },
+        "resolution": { "cells": 2000 },
+        "bathymetry": { "type": "constant", "depth": 5.0 },
+        "initial": { "type": "at_rest", "interface": -3, "surface": 0 },
+        "physics": { "r": 0.9 },
+        "boundaries": { "river": { "type": "discharge", "layer1": 2.0, "layer2": 0 }, "sea": { "type": "open" } },
+        "time": { "end": 10 }
+    }"#,
+    );
+    let (pm, mut b) = backend(&s);
+    let area = pm.topo.cell_area.clone();
+    let m0 = common::masses(&b.state().unwrap(), &area);
+    let st = step_loop(&mut b, &Single, &plan(&s, None), &mut |_, _| Ok(())).unwrap();
+    let m1 = common::masses(&b.state().unwrap(), &area);
+    let budget = b.boundary_budget().unwrap();
+    eprintln!("budget per entry {budget:?}; masses {m0:?} -> {m1:?} in {} steps", st.steps);
+    let [walls, river, sea] = [budget[0], budget[1], budget[2]];
+    assert_eq!(walls, [0.0; 4], "mass crossed a wall");
+    // BTreeMap order: "river" before "sea". The river brings exactly 2 m³/s of layer 1.
+    assert!((river[0] - 2.0 * 10.0).abs() < 1e-9, "discharge in: {} m³, want 20", river[0]);
+    assert_eq!((river[1], river[2], river[3]), (0.0, 0.0, 0.0));
+    assert!(sea[1] > 0.0, "nothing left through the open end");
+    for (layer, (start, end)) in [(0, (m0.0, m1.0)), (1, (m0.1, m1.1))] {
+        let (i, o) = (river[2 * layer] + sea[2 * layer], river[2 * layer + 1] + sea[2 * layer + 1]);
+        let residual = start + i - o - end;
+        eprintln!("layer {}: start + in - out - end = {residual:.3e} (start {start:.6e})", layer + 1);
+        assert!(residual.abs() < 1e-12 * start, "layer {}: the budget does not close: {residual:e}", layer + 1);
+    }
+}
+
+/// The surface at the closed end of a narrow basin forced by a tide at its mouth, against
+/// the standing wave `A cos(k (L - x)) / cos(k L)`: the amplitude at the forcing frequency,
+/// from a least-squares fit that also takes out the basin's first two free modes (excited
+/// by the start from rest, and hardly damped).
+#[test]
+fn a_tide_drives_a_quarter_wave_resonator_to_the_analytic_amplitude() {
+    let (len, depth, amp) = (100.0, 5.0, 0.01);
+    let c = (9.81 * depth as f64).sqrt();
+    let k = 1.0 / len; // k L = 1
+    let omega = c * k;
+    let period = 2.0 * std::f64::consts::PI / omega;
+    let s = scenario(&format!(
+        r#"{{
+        "domain": {{ "outer": [[0, 0], [{len}, 0], [{len}, 2], [0, 2]], "outer_tags": ["", "", "", "mouth"] }},
+        "resolution": {{ "cells": 800 }},
+        "bathymetry": {{ "type": "constant", "depth": {depth} }},
+        "initial": {{ "type": "at_rest", "interface": -1, "surface": 0 }},
+        "boundaries": {{ "mouth": {{ "type": "elevation", "surface": {{ "mean": 0, "tides": [{{ "amplitude": {amp}, "period": {period}, "phase": 0 }}] }} }} }},
+        "time": {{ "end": {} }}
+    }}"#,
+        12.0 * period
+    ));
+    let (pm, mut b) = backend(&s);
+    let cen = &pm.topo.cell_centroid;
+    let probe = (0..cen.len()).max_by(|&a, &b| cen[a][0].partial_cmp(&cen[b][0]).unwrap()).unwrap();
+    let x = cen[probe][0];
+    let h = 5.0;
+    let mut series: Vec<(f64, f64)> = Vec::new();
+    step_loop(&mut b, &Single, &plan(&s, None), &mut |b, ev| {
+        if let Event::Step { time, .. } = ev {
+            let st = b.read_cells(&[probe])?[0];
+            series.push((time, st.surface_elevation(h)));
+        }
+        Ok(())
+    })
+    .unwrap();
+    // Fit eta = a cos(w t) + b sin(w t) + the same at the free modes (k L = pi/2, 3 pi/2).
+    let freqs = [omega, c * std::f64::consts::FRAC_PI_2 / len, c * 1.5 * std::f64::consts::PI / len];
+    let basis = |t: f64| -> Vec<f64> { freqs.iter().flat_map(|&w| [(w * t).cos(), (w * t).sin()]).collect() };
+    let n = 2 * freqs.len();
+    let (mut ata, mut atb) = (nalgebra::DMatrix::<f64>::zeros(n, n), nalgebra::DVector::<f64>::zeros(n));
+    for &(t, y) in series.iter().filter(|(t, _)| *t > 2.0 * period) {
+        let f = basis(t);
+        for i in 0..n {
+            atb[i] += f[i] * y;
+            for j in 0..n {
+                ata[(i, j)] += f[i] * f[j];
+            }
+        }
+    }
+    let coef = ata.lu().solve(&atb).expect("fit");
+    let got = coef[0].hypot(coef[1]);
+    let want = amp * (k * (len - x)).cos() / (k * len).cos();
+    eprintln!("amplitude at x = {x:.2}: {got:.6e}, analytic {want:.6e} (relative {:.2e})", got / want - 1.0);
+    assert!((got / want - 1.0).abs() < 0.03, "resonator amplitude {got:e}, analytic {want:e}");
+    // And the response is in phase with the forcing (cos k(L - x) / cos kL > 0).
+    assert!(coef[0] > 0.0 && coef[1].abs() < 0.1 * coef[0], "phase: {coef:?}");
+}
+
+#[test]
+fn tags_of_generated_domains_name_every_segment_and_unknown_ones_are_refused() {
+    let base = |tags: &str, b: &str| {
+        format!(
+            r#"{{ "domain": {{ "outer": [[0, 0], [10, 0], [10, 4], [0, 4]], "holes": [[[4, 1], [6, 1], [5, 3]]], {tags} }},
+               "resolution": {{ "cells": 400 }}, "initial": {{ "type": "at_rest", "interface": -1 }},
+               "time": {{ "end": 1 }}, "boundaries": {b} }}"#
+        )
+    };
+    let s = scenario(&base(
+        r#""outer_tags": ["south", "east", "", "west"], "hole_tags": [["isle", "isle", "isle"]]"#,
+        "{}",
+    ));
+    let pm = scenario_mesh(&s).unwrap();
+    let names = s.tag_names(&pm.mesh).unwrap();
+    assert_eq!(names.keys().collect::<Vec<_>>(), ["east", "isle", "south", "west"]);
+    // Every boundary edge on a tagged segment carries its tag, and only those.
+    for (e, &tag) in pm.topo.edge_tag.iter().enumerate() {
+        if pm.topo.edge_cells[e][1] != pycno::mesh::NO_CELL {
+            continue;
+        }
+        let [a, b] = pm.topo.edge_vertices[e].map(|v| pm.mesh.vertices[v as usize]);
+        let m = [(a[0] + b[0]) / 2.0, (a[1] + b[1]) / 2.0];
+        let want = if m[1] == 0.0 {
+            names["south"]
+        } else if m[0] == 10.0 {
+            names["east"]
+        } else if m[0] == 0.0 {
+            names["west"]
+        } else if m[1] == 4.0 {
+            0
+        } else {
+            names["isle"]
+        };
+        assert_eq!(tag, want, "boundary edge at {m:?}");
+    }
+    let e = Scenario::from_json(&base(
+        r#""outer_tags": ["south", "east", "", "west"]"#,
+        r#"{ "atlantic": { "type": "open" } }"#,
+    ))
+    .expect_err("unknown tag");
+    let msg = format!("{e:#}");
+    assert!(msg.contains("boundaries.atlantic") && msg.contains("south, east, west"), "{msg}");
+    let e = Scenario::from_json(&base(r#""outer_tags": ["south", "east"]"#, "{}")).expect_err("short tag list");
+    assert!(format!("{e:#}").contains("domain.outer_tags"), "{e:#}");
+}
+
+#[test]
+fn every_new_field_rejects_bad_values_with_its_path() {
+    let with = |physics: &str, b: &str| {
+        format!(
+            r#"{{ "domain": {{ "outer": [[0, 0], [1, 0], [1, 1]], "outer_tags": ["a", "b", ""] }}, "resolution": {{ "cells": 10 }},
+               "initial": {{ "type": "at_rest", "interface": -1 }}, "time": {{ "end": 1 }},
+               "physics": {{ {physics} }}, "boundaries": {{ {b} }} }}"#
+        )
+    };
+    let cases = [
+        (with(r#""manning": -0.1"#, ""), "physics.manning"),
+        (with(r#""interlayer_friction": "x""#, ""), "physics.interlayer_friction"),
+        (with(r#""coriolis": { "f0": 1e-4, "latitude": 30 }"#, ""), "physics.coriolis"),
+        (with(r#""coriolis": { "latitude": 100 }"#, ""), "physics.coriolis.latitude"),
+        (with(r#""coriolis": { "beta": 1e-11 }"#, ""), "physics.coriolis"),
+        (with(r#""wind_stress": [1]"#, ""), "physics.wind_stress"),
+        (with("", r#""a": { "type": "tide" }"#), "boundaries.a.type"),
+        (with("", r#""a": { "type": "open", "surface": 1 }"#), "boundaries.a.surface"),
+        (with("", r#""a": { "type": "elevation" }"#), "boundaries.a"),
+        (with("", r#""a": { "type": "elevation", "surface": "high" }"#), "boundaries.a.surface"),
+        (
+            with("", r#""a": { "type": "elevation", "surface": { "tides": [{ "amplitude": 1, "period": 0 }] } }"#),
+            "boundaries.a.surface.tides[0].period",
+        ),
+        (
+            with("", r#""a": { "type": "elevation", "surface": { "tides": [{ "amplitude": 1 }] } }"#),
+            "boundaries.a.surface.tides",
+        ),
+        (with("", r#""b": { "type": "discharge" }"#), "boundaries.b"),
+        (with("", r#""b": { "type": "discharge", "layer3": 1 }"#), "boundaries.b.layer3"),
+    ];
+    for (text, path) in cases {
+        let e = Scenario::from_json(&text).expect_err(path);
+        let msg = format!("{e:#}");
+        assert!(msg.contains(path), "expected {path} in: {msg}");
+    }
+}
+
+#[test]
+fn time_series_files_are_read_interpolated_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let good = write("good.csv", "time,level\n# a comment\n0, 0.0\n10, 1.0\n20; -1\n");
+    let (t, v) = pycno::scenario::boundaries::read_series(&good).unwrap();
+    assert_eq!((t.clone(), v.clone()), (vec![0.0, 10.0, 20.0], vec![0.0, 1.0, -1.0]));
+    let f = pycno::physics::TimeFunction::Series { t, v };
+    assert_eq!((f.at(-5.0), f.at(5.0), f.at(15.0), f.at(99.0)), (0.0, 0.5, 0.0, -1.0));
+    for (name, text, words) in [
+        ("order.csv", "0,1\n5,2\n5,3\n", "not after"),
+        ("nan.csv", "0,1\n1,NaN\n", "finite"),
+        ("cols.csv", "0,1,2\n", "two columns"),
+        ("empty.csv", "# nothing\n", "no `time,value` rows"),
+        ("word.csv", "0,1\n1,x\n", "two numbers"),
+    ] {
+        let p = write(name, text);
+        let e = pycno::scenario::boundaries::read_series(&p).expect_err(name);
+        let msg = format!("{e:#}");
+        assert!(msg.contains(name) && msg.contains(words), "{name}: {msg}");
+    }
+    // Through a scenario file: the path is relative to it, errors name the field.
+    let sc = |csv: &str| {
+        write(
+            "s.json",
+            &format!(
+                r#"{{ "domain": {{ "outer": [[0, 0], [1, 0], [1, 1]], "outer_tags": ["a", "", ""] }}, "resolution": {{ "cells": 10 }},
+                   "initial": {{ "type": "at_rest", "interface": -1 }}, "time": {{ "end": 1 }},
+                   "boundaries": {{ "a": {{ "type": "elevation", "surface": {{ "file": "{csv}" }} }} }} }}"#
+            ),
+        )
+    };
+    Scenario::from_file(&sc("good.csv")).expect("a good series");
+    let e = Scenario::from_file(&sc("nan.csv")).expect_err("a bad series");
+    assert!(format!("{e:#}").contains("boundaries.a.surface.file"), "{e:#}");
+    let e = Scenario::from_file(&sc("missing.csv")).expect_err("a missing series");
+    assert!(format!("{e:#}").contains("missing.csv"), "{e:#}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Source terms.
+// ---------------------------------------------------------------------------------------
+
+fn model(p: Physics) -> Model<f64> {
+    Model::new(&Physics { r: 0.5, ..p }).unwrap()
+}
+
+#[test]
+fn an_inertial_oscillation_keeps_its_amplitude_and_period() {
+    let f = 1e-4;
+    let m = model(Physics {
+        coriolis: Some(pycno::physics::model::Coriolis { f0: Some(f), latitude: None }),
+        ..Default::default()
+    });
+    let period = 2.0 * std::f64::consts::PI / f;
+    let mut s = Side::from_thickness(&m, 1.0, [0.3, 0.0], 4.0, [-0.4, 0.2], 5.0);
+    let (q1, q2) = (s.q1, s.q2);
+    let steps = 1000;
+    let mut turned = 0.0f64;
+    for k in 0..steps {
+        let before = s.q1;
+        source(&m, &mut s, period / steps as f64);
+        let amp = s.q1[0].hypot(s.q1[1]);
+        assert!((amp / 0.3 - 1.0).abs() < 1e-12, "step {k}: amplitude {amp}");
+        // Clockwise in the northern hemisphere (f > 0).
+        let cross = before[0] * s.q1[1] - before[1] * s.q1[0];
+        assert!(cross < 0.0, "step {k}: turned anticlockwise");
+        turned += (cross.abs() / 0.09).min(1.0).asin();
+    }
+    let err1 = (s.q1[0] - q1[0]).hypot(s.q1[1] - q1[1]) / 0.3;
+    let err2 = (s.q2[0] - q2[0]).hypot(s.q2[1] - q2[1]) / q2[0].hypot(q2[1]);
+    eprintln!("after one period 2 pi / f: relative error {err1:.2e} (layer 1), {err2:.2e} (layer 2)");
+    assert!(err1 < 1e-9 && err2 < 1e-9, "not back after one period: {err1:e} {err2:e}");
+    assert!((turned / (2.0 * std::f64::consts::PI) - 1.0).abs() < 1e-3, "turned {turned} rad in one period");
+    // From latitude: f = 2 Omega sin(phi).
+    let c = pycno::physics::model::Coriolis { f0: None, latitude: Some(30.0) };
+    assert!((c.f() - 7.2921159e-5).abs() < 1e-15);
+}
+
+#[test]
+fn an_inertial_oscillation_in_a_basin_has_period_two_pi_over_f() {
+    // f = 0.5 1/s: a period of 12.6 s; waves from the walls of the 400 m basin travel 90 m
+    // by then, so the centre sees a uniform flow turning.
+    let f = 0.5;
+    let period = 2.0 * std::f64::consts::PI / f;
+    let s = scenario(&format!(
+        r#"{{
+        "domain": {{ "outer": [[-200, -200], [200, -200], [200, 200], [-200, 200]] }},
+        "resolution": {{ "cells": 4000 }},
+        "bathymetry": {{ "type": "constant", "depth": 5.0 }},
+        "initial": {{ "type": "layers", "layer1": {{ "thickness": 1.0, "velocity": [0.2, 0.0] }},
+                      "layer2": {{ "thickness": 4.0, "velocity": [0.2, 0.0] }} }},
+        "physics": {{ "coriolis": {{ "f0": {f} }} }},
+        "time": {{ "end": {period} }}
+    }}"#
+    ));
+    let (pm, mut b) = backend(&s);
+    let cen = pm.topo.cell_centroid.clone();
+    let centre: Vec<usize> = (0..cen.len()).filter(|&c| cen[c][0].hypot(cen[c][1]) < 30.0).collect();
+    let mut v: Vec<(f64, f64, f64)> = Vec::new();
+    step_loop(&mut b, &Single, &plan(&s, None), &mut |b, ev| {
+        if let Event::Step { time, .. } = ev {
+            let st = b.read_cells(&centre)?;
+            let n = st.len() as f64;
+            let (u, w) = st.iter().fold((0.0, 0.0), |(u, w), c| (u + c.q1[0] / c.h1 / n, w + c.q1[1] / c.h1 / n));
+            v.push((time, u, w));
+        }
+        Ok(())
+    })
+    .unwrap();
+    let (_, u, w) = *v.last().unwrap();
+    let amp_err = v.iter().map(|&(_, u, w)| (u.hypot(w) / 0.2 - 1.0).abs()).fold(0.0, f64::max);
+    eprintln!("after 2 pi / f: u = {u:.6}, v = {w:.2e} (start 0.2, 0); largest amplitude change {amp_err:.2e}");
+    assert!(amp_err < 1e-3, "the amplitude changed by {amp_err:e}");
+    assert!((u - 0.2).abs() < 1e-3 * 0.2 && w.abs() < 1e-3 * 0.2, "not one full turn: ({u}, {w})");
+    // A quarter period in: flowing south (clockwise rotation).
+    let q =
+        v.iter().min_by(|a, b| (a.0 - period / 4.0).abs().partial_cmp(&(b.0 - period / 4.0).abs()).unwrap()).unwrap();
+    assert!(q.2 < -0.19, "a quarter period in, v = {} (want about -0.2)", q.2);
+}
+
+#[test]
+fn interlayer_friction_decays_the_shear_as_the_ode_says() {
+    let c = 0.02;
+    let m = model(Physics { interlayer_friction: c, ..Default::default() });
+    let (h1, h2, r) = (1.0, 4.0, 0.5);
+    let start = Side::from_thickness(&m, h1, [h1 * 0.5, 0.0], h2, [h2 * -0.1, 0.0], 5.0);
+    let t = 20.0;
+    let du0: f64 = 0.6;
+    let k = c * (1.0 / h1 + r / h2);
+    let want = du0 / (1.0 + k * du0 * t);
+    let error = |steps: u32| {
+        let mut s = start;
+        for _ in 0..steps {
+            source(&m, &mut s, t / steps as f64);
+            // Momentum rho1 q1 + rho2 q2 unchanged (in units of rho2).
+            let p = r * s.q1[0] + s.q2[0];
+            assert!((p - (r * 0.5 - 0.4)).abs() < 1e-14, "momentum changed: {p}");
+        }
+        (s.q1[0] / h1 - s.q2[0] / h2) - want
+    };
+    let (e1, e2) = (error(200), error(400));
+    eprintln!("shear after {t} s: error {e1:.3e} (200 steps), {e2:.3e} (400 steps); analytic {want:.6}");
+    assert!(e1.abs() < 1e-3 * want && (e1 / e2 - 2.0).abs() < 0.1, "not the ODE to first order: {e1:e}, {e2:e}");
+    // Any step leaves the shear of the same sign.
+    let mut s = start;
+    source(&m, &mut s, 1e9);
+    assert!(s.q1[0] / h1 - s.q2[0] / h2 > 0.0);
+}
+
+#[test]
+fn manning_friction_takes_a_uniform_flow_down_a_slope_to_the_normal_depth_velocity() {
+    // A 16 km channel, 30 m wide (its side walls are parallel to the flow and disturb
+    // nothing), tilted down to the east (slope 1e-3); uniform layers 0.5 m over 1 m,
+    // Manning's n = 0.03 on the lower layer and interlayer friction c = 0.05 holding the
+    // upper one. In steady uniform flow the upper layer's weight goes into the interface
+    // stress, c du² = g S h1, and the lower layer carries both to the bottom:
+    // g S (h2 + r h1) = g n² u2² / h2^(1/3): Manning's normal velocity for that load. The
+    // ends' disturbances travel under 6 km by t = 1000 s (about 8 relaxation times).
+    let (slope, n, c, h1, h2, r) = (1e-3, 0.03, 0.05, 0.5, 1.0, 0.5);
+    let s = scenario(&format!(
+        r#"{{
+        "domain": {{ "outer": [[-8000, 0], [8000, 0], [8000, 30], [-8000, 30]] }},
+        "resolution": {{ "cells": 4000 }},
+        "bathymetry": {{ "type": "slope", "depth": 10.0, "gradient": [{slope}, 0] }},
+        "initial": {{ "type": "layers", "layer1": {{ "thickness": {h1} }}, "layer2": {{ "thickness": {h2} }} }},
+        "physics": {{ "r": {r}, "manning": {n}, "interlayer_friction": {c} }},
+        "time": {{ "end": 1000 }}
+    }}"#
+    ));
+    let o = run::<f64>(&s, None);
+    let (mut u1, mut u2, mut k) = (0.0, 0.0, 0.0);
+    for (st, p) in o.end.iter().zip(&o.pm.topo.cell_centroid) {
+        if p[0].abs() < 1000.0 {
+            u1 += st.q1[0] / st.h1;
+            u2 += st.q2[0] / st.h2;
+            k += 1.0;
+        }
+    }
+    let (u1, u2) = (u1 / k, u2 / k);
+    let want2 = (slope * (h2 + r * h1) * f64::cbrt(h2)).sqrt() / n;
+    let want1 = want2 + (9.81 * slope * h1 / c).sqrt();
+    eprintln!("centre after 1000 s: u2 = {u2:.5} (normal {want2:.5}), u1 = {u1:.5} (steady {want1:.5}), {k} cells");
+    assert!((u2 / want2 - 1.0).abs() < 0.01, "lower layer {u2}, Manning's normal velocity {want2}");
+    assert!((u1 / want1 - 1.0).abs() < 0.01, "upper layer {u1}, steady {want1}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Runs through the CLI: N ranks = 1 rank, restart = uninterrupted, stats.json.
+// ---------------------------------------------------------------------------------------
+
+fn forced_scenario(dir: &Path) -> std::path::PathBuf {
+    let p = dir.join("forced.json");
+    std::fs::write(dir.join("tide.csv"), "0,0\n0.5,0.05\n1,-0.02\n2,0.01\n").unwrap();
+    std::fs::write(
+        &p,
+        r#"{
+        "name": "forced",
+        "domain": { "outer": [[0, 0], [20, 0], [20, 4], [0, 4]], "outer_tags": ["", "sea", "", "river"] },
+        "resolution": { "cells": 3000 },
+        "bathymetry": { "type": "gaussian_bump", "depth": 5, "height": 2, "center": [10, 2], "width": 2 },
+        "initial": { "type": "dam_break_x", "x0": 10, "interface_left": -1, "interface_right": -1.5, "surface": 0 },
+        "physics": { "manning": 0.03, "interlayer_friction": 0.01, "coriolis": { "f0": 0.2 }, "wind_stress": [1e-3, 0] },
+        "boundaries": { "sea": { "type": "elevation", "surface": { "file": "tide.csv" } },
+                        "river": { "type": "discharge", "layer1": { "mean": 1.0, "tides": [{ "amplitude": 0.5, "period": 0.7 }] }, "layer2": 0 } },
+        "time": { "end": 1.0, "output_interval": 0.5 }
+    }"#,
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn forced_runs_equal_on_one_and_three_ranks_and_report_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = forced_scenario(dir.path());
+    let sc = sc.to_str().unwrap();
+    let mut sums = Vec::new();
+    for np in [1, 3] {
+        let out = dir.path().join(format!("out{np}"));
+        let o = pycno_np(
+            np,
+            None,
+            &["run", sc, "--precision", "f64", "--backend", "cpu", "--out", out.to_str().unwrap(), "-q"],
+            &[],
+        );
+        assert!(o.status.success(), "{np} ranks: {}", text(&o));
+        let st = stats(&out);
+        sums.push(st["state_checksum"].clone());
+        let b = st["boundaries"].as_array().expect("boundaries in stats.json");
+        assert_eq!(b.len(), 2, "{st}");
+        for layer in ["mass_balance_layer1", "mass_balance_layer2"] {
+            let start = st["mass_layer1_start"].as_f64().unwrap();
+            let residual = st[layer].as_f64().expect(layer);
+            assert!(residual.abs() < 1e-11 * start, "{np} ranks, {layer} = {residual}");
+        }
+        if np == 1 {
+            assert!(text(&o).is_empty() || !text(&o).contains("error"));
+        }
+    }
+    assert_eq!(sums[0], sums[1], "3 ranks differ from 1 rank");
+    // Without the boundaries and sources the run differs (the test can fail).
+    let plain = std::fs::read_to_string(sc).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&plain).unwrap();
+    let mut v = v;
+    v.as_object_mut().unwrap().remove("boundaries");
+    let p2 = dir.path().join("plain.json");
+    std::fs::write(&p2, v.to_string()).unwrap();
+    let out = dir.path().join("plain");
+    let o = pycno_np(
+        1,
+        None,
+        &["run", p2.to_str().unwrap(), "--precision", "f64", "--backend", "cpu", "--out", out.to_str().unwrap(), "-q"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_ne!(stats(&out)["state_checksum"], sums[0]);
+}
+
+#[test]
+fn a_forced_run_restarts_to_the_uninterrupted_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = forced_scenario(dir.path());
+    let sc = sc.to_str().unwrap();
+    let full = dir.path().join("full");
+    let o = pycno_np(1, None, &["run", sc, "--backend", "cpu", "--out", full.to_str().unwrap(), "-q"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let part = dir.path().join("part");
+    let o = pycno_np(
+        1,
+        None,
+        &[
+            "run",
+            sc,
+            "--backend",
+            "cpu",
+            "--out",
+            part.to_str().unwrap(),
+            "-q",
+            "--t-end",
+            "0.5",
+            "--checkpoint-every",
+            "10",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = pycno_np(
+        1,
+        None,
+        &["run", "--restart", part.join("checkpoints").to_str().unwrap(), "--t-end", "1.0", "-q", "--backend", "cpu"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let (a, b) = (stats(&full), stats(&part));
+    assert_eq!(a["state_checksum"], b["state_checksum"], "restart differs from the uninterrupted run");
+    // The budget carries over, to the rounding of adding the two parts.
+    let (ba, bb) = (a["boundaries"].as_array().unwrap(), b["boundaries"].as_array().unwrap());
+    assert_eq!(ba.len(), 2);
+    for (x, y) in ba.iter().zip(bb) {
+        for key in ["layer1_in", "layer1_out", "layer2_in", "layer2_out"] {
+            let (x, y) = (x[key].as_f64().unwrap(), y[key].as_f64().unwrap());
+            assert!((x - y).abs() <= 1e-12 * x.abs().max(1e-300), "{key}: {x} uninterrupted, {y} restarted");
+        }
+    }
+}
