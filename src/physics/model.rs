@@ -161,7 +161,7 @@ impl Physics {
                 (Some(f), None) if !f.is_finite() => {
                     bail!("physics.coriolis.f0: expected a finite number in 1/s, found {f}")
                 }
-                (None, Some(l)) if !(l >= -90.0 && l <= 90.0) => {
+                (None, Some(l)) if !(-90.0..=90.0).contains(&l) => {
                     bail!("physics.coriolis.latitude: expected degrees in [-90, 90], found {l}")
                 }
                 _ => {}

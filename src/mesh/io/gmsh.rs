@@ -675,6 +675,38 @@ pub fn write_gmsh(path: &Path, mesh: &Mesh, version: GmshVersion) -> Result<()> 
     })
 }
 
+/// The names of a Gmsh file's physical groups of lines (dimension 1), from its
+/// `$PhysicalNames` section: `(physical tag, name)`. A file without one has none.
+pub fn physical_line_names(path: &Path) -> Result<Vec<(u32, String)>> {
+    let data = crate::util::files::read_regular(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = String::from_utf8_lossy(&data);
+    let mut lines = text.lines().enumerate();
+    let mut names = Vec::new();
+    while let Some((_, l)) = lines.next() {
+        if l.trim() != "$PhysicalNames" {
+            continue;
+        }
+        let bad = |line: usize, what: &str| anyhow::anyhow!("{}:{}: $PhysicalNames: {what}", path.display(), line + 1);
+        let (at, count) = lines.next().ok_or_else(|| bad(0, "missing the count"))?;
+        let count: usize = count.trim().parse().map_err(|_| bad(at, "expected the number of names"))?;
+        for _ in 0..count {
+            let (at, l) = lines.next().ok_or_else(|| bad(at, "fewer names than the count says"))?;
+            let mut it = l.trim().splitn(3, char::is_whitespace);
+            let (dim, tag, name) = (it.next(), it.next(), it.next());
+            let (Some(dim), Some(tag), Some(name)) = (dim, tag, name) else {
+                return Err(bad(at, "expected `dimension tag \"name\"`"));
+            };
+            let dim: u32 = dim.parse().map_err(|_| bad(at, "expected a dimension"))?;
+            let tag: u32 = tag.parse().map_err(|_| bad(at, "expected a physical tag"))?;
+            if dim == 1 {
+                names.push((tag, name.trim().trim_matches('"').to_string()));
+            }
+        }
+        break;
+    }
+    Ok(names)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -782,36 +814,4 @@ mod tests {
         let e = read_str(&text).unwrap_err().to_string();
         assert!(e.contains("t.msh:10: the 1 blocks hold 2 nodes, but the $Nodes header (line 5) says 3"), "{e}");
     }
-}
-
-/// The names of a Gmsh file's physical groups of lines (dimension 1), from its
-/// `$PhysicalNames` section: `(physical tag, name)`. A file without one has none.
-pub fn physical_line_names(path: &Path) -> Result<Vec<(u32, String)>> {
-    let data = crate::util::files::read_regular(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let text = String::from_utf8_lossy(&data);
-    let mut lines = text.lines().enumerate();
-    let mut names = Vec::new();
-    while let Some((_, l)) = lines.next() {
-        if l.trim() != "$PhysicalNames" {
-            continue;
-        }
-        let bad = |line: usize, what: &str| anyhow::anyhow!("{}:{}: $PhysicalNames: {what}", path.display(), line + 1);
-        let (at, count) = lines.next().ok_or_else(|| bad(0, "missing the count"))?;
-        let count: usize = count.trim().parse().map_err(|_| bad(at, "expected the number of names"))?;
-        for _ in 0..count {
-            let (at, l) = lines.next().ok_or_else(|| bad(at, "fewer names than the count says"))?;
-            let mut it = l.trim().splitn(3, char::is_whitespace);
-            let (dim, tag, name) = (it.next(), it.next(), it.next());
-            let (Some(dim), Some(tag), Some(name)) = (dim, tag, name) else {
-                return Err(bad(at, "expected `dimension tag \"name\"`"));
-            };
-            let dim: u32 = dim.parse().map_err(|_| bad(at, "expected a dimension"))?;
-            let tag: u32 = tag.parse().map_err(|_| bad(at, "expected a physical tag"))?;
-            if dim == 1 {
-                names.push((tag, name.trim().trim_matches('"').to_string()));
-            }
-        }
-        break;
-    }
-    Ok(names)
 }
