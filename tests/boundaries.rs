@@ -81,7 +81,11 @@ const EXTERNAL_PULSE: &str = r#""layer1": { "thickness": { "type": "circle", "ce
 const INTERNAL_PULSE: &str = r#""layer1": { "thickness": { "type": "circle", "center": [10, 0.5], "radius": 2.0, "inside": 0.9, "outside": 1.0 } },
     "layer2": { "thickness": { "type": "circle", "center": [10, 0.5], "radius": 2.0, "inside": 4.1, "outside": 4.0 } }"#;
 
+/// UNVERIFIED (ignored): the open ends give 1.1e-4, but the control fails: with walls the
+/// measure gives only 8.5e-4 at t = 8 s, so this set-up does not yet show that an internal
+/// pulse would be seen coming back. Run with `-- --ignored`.
 #[test]
+#[ignore]
 fn an_outgoing_internal_pulse_leaves_through_open_ends() {
     // Internal (r = 0.5: about 2 m/s): gone from the 20 m channel after 8 s; the long
     // channel has 65 m more each side (the external part travels about 60 m by then).
