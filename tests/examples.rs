@@ -76,6 +76,7 @@ fn run_example(path: &Path, device: BackendChoice, precision: Precision) -> (Vec
         first_output_index: 1,
         max_steps: None,
         first_step: 0,
+        device_steps: pycno::solver::stepper::default_device_steps(),
     };
     let ls = step_loop(b.as_mut(), &Single, &plan, &mut |_, _| Ok(())).unwrap();
     (norms(&b.state().unwrap(), &pm.topo.cell_area), ls.steps)

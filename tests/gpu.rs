@@ -288,3 +288,72 @@ fn gpu_dam_break_64k_cells_1e5_steps_keeps_each_layers_mass_f32() {
     );
     assert!(r1.abs() <= MASS_REL && r2.abs() <= MASS_REL, "mass drifts on the GPU: {r1:e}, {r2:e}");
 }
+
+/// The device-resident loop (issue 20): many steps per CUDA graph, read back once, give the
+/// host-driven loop's state bit for bit, with the same steps, step sizes and output times
+/// (a batch ends at each output time), and stop exactly at a step limit inside a batch.
+fn device_steps_equal_host_steps<T: CudaReal>() {
+    let mut s = Scenario::paper_benchmark(16040);
+    s.time.end = 0.4;
+    let pm = scenario_mesh(&s).unwrap();
+    let (depth, initial) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
+    let lay = Layout::<T>::from_topology(&pm.topo, &depth, &initial, &s.physics.reference());
+    let outputs = [0.004, 0.0125, 0.2];
+    let run = |k: u64, max_steps: Option<u64>| {
+        let mut gpu = CudaBackend::new(Model::<T>::new(&s.physics).unwrap(), &lay, 0).unwrap();
+        gpu.set_device_steps(k);
+        let plan = pycno::solver::stepper::Schedule {
+            outputs: &outputs,
+            max_steps,
+            device_steps: k,
+            ..common::plan(&s, None)
+        };
+        let (mut events, mut hit) = (0u64, Vec::new());
+        let st = step_loop(&mut gpu, &Single, &plan, &mut |_, ev| {
+            match ev {
+                pycno::solver::stepper::Event::Step { .. } => events += 1,
+                pycno::solver::stepper::Event::Output { time, step, .. } => hit.push((time, step)),
+            }
+            Ok(())
+        })
+        .unwrap();
+        (gpu.stored_state().unwrap(), st.steps, st.dt_min, st.dt_max, st.time, hit, events)
+    };
+    let host = run(1, None);
+    assert_eq!(host.6, host.1, "the host loop reports every step");
+    assert_eq!(host.5.len(), outputs.len());
+    for k in [2, 7, 32] {
+        let dev = run(k, None);
+        assert_eq!(
+            (dev.1, dev.2, dev.3, dev.4),
+            (host.1, host.2, host.3, host.4),
+            "{} k = {k}: steps, dt, time",
+            T::NAME
+        );
+        assert_eq!(dev.5, host.5, "{} k = {k}: output times and steps", T::NAME);
+        assert!(dev.0 == host.0, "{} k = {k}: the state differs from the host loop's", T::NAME);
+        // A batch ends at its size, an output time or the end: no more batches than that.
+        let most = dev.1.div_ceil(k) + outputs.len() as u64 + 1;
+        assert!(dev.6 <= most, "{} k = {k}: {} events for {} steps: not batched", T::NAME, dev.6, dev.1);
+        eprintln!("{} k = {k}: {} steps in {} batches, state bit for bit the host loop's", T::NAME, dev.1, dev.6);
+    }
+    // A step limit that falls inside a batch.
+    let limit = host.1 / 2 + 3;
+    let (a, b) = (run(1, Some(limit)), run(32, Some(limit)));
+    assert_eq!((a.1, b.1), (limit, limit));
+    assert!(a.0 == b.0 && a.4 == b.4, "{}: stopped at step {limit}, the states differ", T::NAME);
+}
+
+#[test]
+fn device_steps_equal_host_steps_f32() {
+    if gpu() {
+        device_steps_equal_host_steps::<f32>();
+    }
+}
+
+#[test]
+fn device_steps_equal_host_steps_f64() {
+    if gpu() {
+        device_steps_equal_host_steps::<f64>();
+    }
+}

@@ -236,6 +236,10 @@ impl Checkpoints {
 }
 
 impl Observer for Checkpoints {
+    /// Checkpoints every N steps fall on exact step numbers; by wall-clock time they do not.
+    fn every_step(&self) -> bool {
+        self.every.is_some()
+    }
     fn step(&mut self, run: &mut RunContext, b: &mut dyn Backend, done: StepDone) -> Result<()> {
         if self.due(run.comm, done.step) {
             self.write(run, b, done.step, done.time)?;

@@ -21,7 +21,7 @@ use crate::physics::{CellState, StoredCell};
 use crate::scenario::{initial, Scenario};
 use crate::solver::exchange::{AllEdges, EdgePass, ExchangeMode, Halo, PhaseTimes};
 use crate::solver::layout::kernel_bytes;
-use crate::solver::stepper::{step_loop_with, Event, Schedule};
+use crate::solver::stepper::{default_device_steps, step_loop_with, Event, Schedule};
 use crate::util::atomic::write_bytes_atomic;
 use crate::util::memory::check_run_fits;
 use anyhow::{anyhow, bail, Context, Result};
@@ -355,12 +355,17 @@ pub fn simulate(
         first_output_index: 1 + done,
         max_steps: opts.max_steps,
         first_step,
+        device_steps: 1,
+    };
+    let plan = Schedule {
+        device_steps: if observers.iter().any(|o| o.every_step()) { 1 } else { default_device_steps() },
+        ..plan
     };
     let result = step_loop_with(backend.as_mut(), comm, edges.as_mut(), &plan, &mut |b, ev| {
         match ev {
-            Event::Step { step, time, dt, .. } => {
-                run.record.dt_min = run.record.dt_min.min(dt);
-                run.record.dt_max = run.record.dt_max.max(dt);
+            Event::Step { step, time, dt, dt_min, dt_max, .. } => {
+                run.record.dt_min = run.record.dt_min.min(dt_min);
+                run.record.dt_max = run.record.dt_max.max(dt_max);
                 let done = StepDone { step, time, dt };
                 for o in observers.iter_mut() {
                     o.step(&mut run, b, done)?;

@@ -63,9 +63,14 @@ pub trait Observer {
     ) -> Result<()> {
         Ok(())
     }
-    /// After every step, once its outputs are written.
+    /// After every step, once its outputs are written; after a batch of steps a GPU took
+    /// on its own, once for the batch, unless [`Observer::every_step`].
     fn step(&mut self, _run: &mut RunContext, _b: &mut dyn Backend, _done: StepDone) -> Result<()> {
         Ok(())
+    }
+    /// Whether it must see the state after every step (then the host drives every step).
+    fn every_step(&self) -> bool {
+        false
     }
     /// After the loop, whatever its outcome.
     fn finish(&mut self) {}
@@ -99,6 +104,9 @@ impl Gauges {
 }
 
 impl Observer for Gauges {
+    fn every_step(&self) -> bool {
+        true
+    }
     fn start(&mut self, run: &mut RunContext, b: &mut dyn Backend) -> Result<()> {
         let depth = &run.part.depth;
         self.recorder.record(run.comm, b, 0, 0.0, &|l| depth[l])
@@ -156,6 +164,9 @@ fn injected(var: &str) -> Result<Option<(usize, u64)>> {
 }
 
 impl Observer for Faults {
+    fn every_step(&self) -> bool {
+        true
+    }
     fn step(&mut self, run: &mut RunContext, _b: &mut dyn Backend, done: StepDone) -> Result<()> {
         let me = (run.comm.rank(), done.step);
         if self.fault == Some(me) {

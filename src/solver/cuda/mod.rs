@@ -5,18 +5,20 @@
 //! - [`launch`]: the structs the kernels receive and the launch geometry;
 //! - [`halo`]: the copy stream and pinned staging of the halo exchange;
 //! - [`timing`]: per-kernel timing for `bench --profile`;
-//! - [`probe`]: running single physics functions on the GPU, for the tests.
+//! - [`probe`]: running single physics functions on the GPU, for the tests;
+//! - [`resident`]: many steps as one CUDA graph, read back once (one rank).
 
 pub mod device;
 pub mod halo;
 pub mod launch;
 pub mod probe;
+pub mod resident;
 pub mod timing;
 
 pub use device::{copy_bandwidth, device_count, probe};
 pub use launch::CudaReal;
 
-use super::backend::{Backend, Health, StepContext};
+use super::backend::{Backend, DeviceBatch, DeviceSteps, Health, StepContext};
 use super::cpu::check_slots;
 use super::layout::Layout;
 use crate::physics::{Boundary, CellState, Model, Reference, StoredCell};
@@ -61,6 +63,13 @@ pub struct CudaBackend<T: CudaReal> {
     sync_each_launch: bool,
     timing: Option<KernelTiming>,
     halo: Option<HaloStaging<T>>,
+    /// The arrays with each buffer set current (set 0: the buffers allocated first), as the
+    /// CUDA graphs of [`resident`] hold them.
+    home: [DeviceArrays; 2],
+    resident_fns: Option<resident::ResidentFns>,
+    resident: Option<resident::Resident>,
+    /// Steps per CUDA graph (`PYCNO_DEVICE_STEPS`; below 2: the host drives every step).
+    resident_k: u64,
 }
 
 impl<T: CudaReal> CudaBackend<T> {
@@ -83,7 +92,9 @@ impl<T: CudaReal> CudaBackend<T> {
                 .with_context(|| format!("kernel {op}_{} missing", T::SUFFIX))
         };
         let (edge_fn, dt_fn, update_fn) = (f("edge")?, f("dt")?, f("update")?);
-        let stream = ctx.default_stream();
+        let resident_fns = Some(resident::ResidentFns::load(&module, T::SUFFIX)?);
+        // A stream of our own: CUDA graphs cannot be captured on the legacy default stream.
+        let stream = ctx.new_stream().map_err(|e| anyhow!("cannot make a CUDA stream on {device}: {e}"))?;
         let up = |what: &str, e: cudarc::driver::DriverError| anyhow!("cannot upload {what} to {device}: {e}");
         let cells = |v: &[[T; 4]]| stream.clone_htod(bytemuck::cast_slice::<[T; 4], T>(v)).map_err(|e| up("cells", e));
         let (v1, v2, o1, o2) = (cells(&lay.v1)?, cells(&lay.v2)?, cells(&lay.v1)?, cells(&lay.v2)?);
@@ -99,7 +110,7 @@ impl<T: CudaReal> CudaBackend<T> {
         let acc = stream.alloc_zeros::<T>(6 * 4 * n).map_err(|e| up("accumulators", e))?;
         let scratch = stream.clone_htod(&[u64::MAX, 0, 0]).map_err(|e| up("scratch", e))?;
         stream.synchronize()?;
-        Ok(CudaBackend {
+        let mut b = CudaBackend {
             ctx,
             stream,
             module,
@@ -128,7 +139,14 @@ impl<T: CudaReal> CudaBackend<T> {
             sync_each_launch: std::env::var_os("PYCNO_CUDA_SYNC").is_some(),
             timing: None,
             halo: None,
-        })
+            home: [DeviceArrays::default(); 2],
+            resident_fns,
+            resident: None,
+            resident_k: crate::solver::stepper::default_device_steps(),
+        };
+        let a = b.arrays();
+        b.home = [a, DeviceArrays { v1: a.o1, v2: a.o2, o1: a.v1, o2: a.v2, lo: a.olo, olo: a.lo, ..a }];
+        Ok(b)
     }
 
     /// The arrays as the kernels receive them, with the current buffer pair as `v`.
@@ -183,6 +201,14 @@ impl<T: CudaReal> CudaBackend<T> {
 
     pub fn device(&self) -> &str {
         &self.device
+    }
+
+    /// Steps per CUDA graph of the device-resident loop (below 2: the host drives every step).
+    pub fn set_device_steps(&mut self, k: u64) {
+        if k != self.resident_k {
+            self.resident_k = k;
+            self.resident = None;
+        }
     }
 
     pub fn synchronize(&self) -> Result<()> {
@@ -278,6 +304,13 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         std::mem::swap(&mut self.v2, &mut self.o2);
         std::mem::swap(&mut self.lo, &mut self.olo);
         Ok(())
+    }
+
+    fn steps_on_device(&mut self, req: DeviceSteps) -> Result<Option<DeviceBatch>> {
+        self.resident_steps(req)
+    }
+    fn prepare_device_steps(&mut self, gamma: f64) -> Result<()> {
+        self.prepare_resident(gamma)
     }
 
     fn health(&mut self) -> Result<Health> {
