@@ -591,6 +591,6 @@ mod tests {
         old["version"] = 1.into();
         fs::write(dir.join(META), old.to_string()).unwrap();
         let e = read_meta(&dir).unwrap_err().to_string();
-        assert!(e.contains("version 1 (written by an older pycno") && e.contains("reads version 2"), "{e}");
+        assert!(e.contains("version 1 was written by an earlier pycno") && e.contains("version 3"), "{e}");
     }
 }
