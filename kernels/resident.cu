@@ -63,9 +63,12 @@ __device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Con
     dt_kernel<T>(a.v2, a.acc, a.stride, a.n_owned, two_gamma, a.scratch);
     // The last block to finish sees every block's minimum (each block's thread 0 did its
     // atomicMin before its fence and its count).
+    // Only thread 0 wrote (its block's atomicMin), so only it needs the fence.
     __shared__ bool last;
-    __threadfence();
-    if (threadIdx.x == 0) last = atomicAdd(&c->blocks, 1ull) == gridDim.x - 1;
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(&c->blocks, 1ull) == gridDim.x - 1;
+    }
     __syncthreads();
     if (last && threadIdx.x == 0) {
         __threadfence();

@@ -57,11 +57,11 @@ pub struct Schedule<'a> {
     pub device_steps: u64,
 }
 
-/// Steps a GPU takes on its own between two looks from the host, unless an observer needs
-/// every step: `PYCNO_DEVICE_STEPS` (1 turns it off), default 32. The results do not
-/// depend on it (tests/gpu.rs).
+/// Steps a GPU takes on its own between two looks from the host, at most, unless an
+/// observer needs every step: `PYCNO_DEVICE_STEPS` (1 turns it off), default 64. The
+/// results do not depend on it (tests/gpu.rs).
 pub fn default_device_steps() -> u64 {
-    std::env::var("PYCNO_DEVICE_STEPS").ok().and_then(|v| v.parse().ok()).filter(|&k| k >= 1).unwrap_or(32)
+    std::env::var("PYCNO_DEVICE_STEPS").ok().and_then(|v| v.parse().ok()).filter(|&k| k >= 1).unwrap_or(64)
 }
 
 /// The loop on one rank holding the whole mesh.
