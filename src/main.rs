@@ -11,9 +11,15 @@ use pycno::solver::exchange::ExchangeMode;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Two-layer shallow-water flow on unstructured triangle meshes (IR-Roe scheme).
+/// Two-layer shallow-water flow (ocean currents, internal waves, exchange flows) on
+/// unstructured triangle meshes, on CPUs and NVIDIA GPUs, with the improved Roe (IR-Roe)
+/// scheme of de la Asunción, Mantas, Castro and Fernández-Nieto, "An MPI-CUDA implementation
+/// of an improved Roe method for two-layer shallow water systems", J. Parallel Distrib.
+/// Comput. 72 (2012).
+///
+/// Start with `pycno example` (scenarios to copy), `pycno run`, then `pycno plot OUT`.
 #[derive(Parser)]
-#[command(name = "pycno", version, about, propagate_version = true, args_override_self = true)]
+#[command(name = "pycno", version, propagate_version = true, args_override_self = true)]
 struct Cli {
     /// Worker threads for the CPU backend (default: all cores).
     #[arg(long, global = true, allow_negative_numbers = true, value_parser = pycno::app::threads_arg)]
@@ -24,9 +30,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a scenario (with no file: the paper's circular internal dam break).
+    /// Run a scenario: mesh it, step it to its end time and write the results (VTK series,
+    /// stats.json, the resolved scenario.json, and gauges, NetCDF and maximum maps where the
+    /// scenario asks). With no file: the paper's circular internal dam break.
     Run {
-        /// Scenario file (JSON); see README.md for the format.
+        /// Scenario file (JSON): `pycno example` writes one to start from, `pycno schema`
+        /// prints the format.
         scenario: Option<PathBuf>,
         /// Target number of triangles (overrides the scenario's resolution).
         #[arg(long, allow_negative_numbers = true, value_parser = count_arg::<u64>)]
@@ -34,31 +43,38 @@ enum Command {
         /// End time in seconds (overrides time.end).
         #[arg(long, allow_negative_numbers = true)]
         t_end: Option<f64>,
-        /// Output directory (overrides output.dir).
+        /// Output directory (overrides output.dir; default out/<name>).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Replace the results of an earlier run in the output directory: its files (those
+        /// its .pycno-outputs lists, and its checkpoints) are removed first; nothing else is.
+        #[arg(long)]
+        overwrite: bool,
         /// Output interval in seconds (overrides time.output_interval / output_times).
         #[arg(long, allow_negative_numbers = true)]
         output_interval: Option<f64>,
+        /// Floating-point precision of the computation.
         #[arg(long, value_enum, default_value = "f32")]
         precision: Precision,
+        /// Where to compute.
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendChoice,
-        /// Stop after this many steps.
+        /// Stop after this many steps (the state reached is written as a last frame).
         #[arg(long, allow_negative_numbers = true, value_parser = count_arg::<u64>)]
         max_steps: Option<u64>,
         /// Write no VTK files (stats.json only).
         #[arg(long)]
         no_vtk: bool,
-        /// No progress output.
+        /// No progress output and no summary.
         #[arg(long, short)]
         quiet: bool,
         /// Partition directory written by `pycno partition` (multi-rank runs under mpirun;
         /// default: partition on the fly).
         #[arg(long, value_name = "DIR")]
         partition: Option<PathBuf>,
-        /// Exchange of communication cells in multi-rank runs: overlapped with the
-        /// non-communication edges (Algorithm 2 of de la Asunción et al. 2012) or blocking (their Algorithm 1).
+        /// How ranks trade the cells on their borders each step: while the interior is being
+        /// computed (overlap), or before it (blocking, slower; for comparison). These are
+        /// Algorithms 2 and 1 of de la Asunción et al. (2012).
         #[arg(long, value_enum, default_value = "overlap")]
         exchange: ExchangeMode,
         /// Write a checkpoint every STEPS steps (each rank its cells; the newest
@@ -84,6 +100,7 @@ enum Command {
     Mesh {
         /// Scenario file or mesh file (.msh, .node/.ele, .pmsh); none: the paper's domain.
         input: Option<PathBuf>,
+        /// Target number of triangles when triangulating a domain (not for mesh files).
         #[arg(long, allow_negative_numbers = true, value_parser = count_arg::<u64>)]
         cells: Option<u64>,
         /// Write the checked, reordered mesh here (format from the extension).
@@ -98,22 +115,36 @@ enum Command {
         /// Cell counts, comma-separated.
         #[arg(long, value_delimiter = ',', default_values_t = PAPER_CELLS[..5].to_vec(), allow_negative_numbers = true, value_parser = count_arg::<u64>)]
         cells: Vec<u64>,
+        /// Floating-point precision of the computation.
         #[arg(long, value_enum, default_value = "f32")]
         precision: Precision,
         /// Runs per size; the median is reported.
         #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = pycno::app::repeat_arg)]
         repeat: usize,
+        /// Simulated time of each run, in seconds.
         #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
         t_end: f64,
         /// Print JSON (the stats.json fields per size) instead of a table.
         #[arg(long)]
         json: bool,
+        /// Where to compute.
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendChoice,
         /// Time each GPU kernel and report bandwidth against the card's copy bandwidth.
         #[arg(long)]
         profile: bool,
     },
+    /// Write a shipped example scenario to start from (with the mesh files it reads); with
+    /// no NAME, list them.
+    Example {
+        /// The example's name (see `pycno example`).
+        name: Option<String>,
+        /// Directory to write it into (made if missing; default: the current directory).
+        dir: Option<PathBuf>,
+    },
+    /// Print the scenario format as a JSON Schema, for editors' completion and checks
+    /// (`pycno schema > pycno.schema.json`).
+    Schema,
 }
 
 fn main() -> ExitCode {
@@ -187,12 +218,14 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             checkpoint_dir,
             checkpoint_keep,
             restart,
+            overwrite,
         } => {
             let opts = RunOptions {
                 scenario,
                 cells,
                 t_end,
                 out,
+                overwrite,
                 output_interval,
                 precision,
                 backend,
@@ -241,6 +274,16 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             }
         }
         Command::Partition(args) => pycno::app::partition::command(&args)?,
+        Command::Example { name: None, .. } => print!("{}", pycno::app::example::listing()),
+        Command::Example { name: Some(name), dir } => {
+            let dir = dir.unwrap_or_else(|| PathBuf::from("."));
+            let files = pycno::app::example::write(&name, &dir)?;
+            for f in &files {
+                println!("wrote {}", f.display());
+            }
+            println!("run it: pycno run {}", files[0].display());
+        }
+        Command::Schema => println!("{}", pycno::app::schema::scenario_schema()),
         Command::Bench { cells, precision, repeat, t_end, json, backend, profile } => {
             let opts = BenchOptions { cells, precision, repeat, t_end, backend, profile };
             if !json {

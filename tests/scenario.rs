@@ -73,7 +73,7 @@ fn base_scenario_parses_with_defaults() {
     assert_eq!(s.physics.r, 0.98);
     assert_eq!(s.physics.g, 9.81);
     assert_eq!(s.physics.gamma, 0.9);
-    assert_eq!(s.output.dir, std::path::PathBuf::from("out"));
+    assert_eq!(s.output.dir, std::path::PathBuf::from("out/t"), "default: out/<name>");
     assert_eq!(s.output_times(), vec![0.1]);
 }
 

@@ -76,6 +76,8 @@ pub struct RunOptions {
     pub cells: Option<u64>,
     pub t_end: Option<f64>,
     pub out: Option<PathBuf>,
+    /// Replace an earlier run's results in the output directory (`--overwrite`).
+    pub overwrite: bool,
     pub output_interval: Option<f64>,
     pub precision: Precision,
     pub backend: BackendChoice,
@@ -107,6 +109,7 @@ impl Default for RunOptions {
             cells: None,
             t_end: None,
             out: None,
+            overwrite: false,
             output_interval: None,
             precision: Precision::F32,
             backend: BackendChoice::Auto,
