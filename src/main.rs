@@ -240,6 +240,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 checkpoint_dir,
                 checkpoint_keep,
                 restart,
+                ..Default::default()
             };
             let stats = run(&opts, comm)?;
             if !quiet && comm.is_root() {

@@ -2,6 +2,7 @@
 
 pub mod checkpoint;
 pub mod gauges;
+pub mod manifest;
 pub mod pvd;
 pub mod series;
 pub mod vtk;

@@ -76,7 +76,8 @@ impl Series {
         self.dir.join(format!("{}.pvd", self.name))
     }
 
-    /// Write frame `index` at `time` (collective when several ranks run).
+    /// Write frame `index` at `time` (collective when several ranks run). Returns the names
+    /// of the files written (relative to the output directory), the `.pvd` last.
     pub fn write(
         &mut self,
         comm: &dyn Comm,
@@ -84,12 +85,26 @@ impl Series {
         time: f64,
         piece: &Piece,
         state: &[CellState],
-    ) -> Result<()> {
-        let file = self.write_grid(comm, &format!("{index:05}"), piece, state, None)?;
+    ) -> Result<Vec<String>> {
+        let stem = format!("{index:05}");
+        let file = self.write_grid(comm, &stem, piece, state, None)?;
         self.pvd.push(time, &file);
         let path = self.pvd_path();
         let pvd = if comm.is_root() { self.pvd_file.sync(&self.pvd, &path) } else { Ok(()) };
-        agree(comm, pvd)
+        agree(comm, pvd)?;
+        let mut files = self.grid_files(&stem, comm.size());
+        files.push(format!("{}.pvd", self.name));
+        Ok(files)
+    }
+
+    /// The files of grid `stem` on `ranks` ranks: the `.vtu`, or the pieces and the `.pvtu`.
+    pub fn grid_files(&self, stem: &str, ranks: usize) -> Vec<String> {
+        if ranks == 1 {
+            return vec![format!("{}_{stem}.vtu", self.name)];
+        }
+        let mut v: Vec<String> = (0..ranks).map(|r| format!("{}_{stem}_p{r:05}.vtu", self.name)).collect();
+        v.push(format!("{}_{stem}.pvtu", self.name));
+        v
     }
 
     /// A grid outside the time series, `<name>_<stem>.vtu` (or `.pvtu`), with one extra

@@ -19,8 +19,9 @@ pub struct LoopStats {
 }
 
 pub enum Event {
-    /// After every step, once its outputs (if any) are written.
-    Step { step: u64, time: f64, dt: f64, output: bool },
+    /// After every step, once its outputs (if any) are written. `clipped`: the step was cut
+    /// short of the CFL step to land on an output time or the end time.
+    Step { step: u64, time: f64, dt: f64, output: bool, clipped: bool },
     /// The time reached an output time (not called for t = 0).
     Output { index: usize, time: f64, step: u64 },
 }
@@ -100,6 +101,7 @@ pub fn step_loop_with(
         }
         let remaining = target - t;
         let (dt, hits) = if dt_cfl >= remaining { (remaining, true) } else { (dt_cfl, false) };
+        let clipped = dt_cfl > remaining;
         let phase = Instant::now();
         b.update(StepContext { t, dt })?;
         st.phases.update += phase.elapsed().as_secs_f64();
@@ -115,7 +117,7 @@ pub fn step_loop_with(
             next_out += 1;
             output = true;
         }
-        on_event(b, Event::Step { step: st.steps, time: t, dt, output })?;
+        on_event(b, Event::Step { step: st.steps, time: t, dt, output, clipped })?;
     }
     let bad = if b.health()? == Health::Bad { -1.0 } else { 1.0 };
     if comm.min_f64(bad) < 0.0 {

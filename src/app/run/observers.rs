@@ -8,6 +8,7 @@ use crate::app::PreparedMesh;
 use crate::comm::{agree, Comm};
 use crate::output::checkpoint::Meta;
 use crate::output::gauges::GaugeRecorder;
+use crate::output::manifest::Manifest;
 use crate::output::series::{Piece, Series};
 use crate::scenario::Scenario;
 use crate::solver::Backend;
@@ -16,8 +17,13 @@ use anyhow::{anyhow, bail, Result};
 /// Figures of the run so far that outlive a restart (checkpoints carry them).
 #[derive(Clone, Debug)]
 pub struct RunRecord {
+    /// The smallest step the CFL condition gave (steps cut short to land on an output time
+    /// or the end are not counted here).
     pub dt_min: f64,
     pub dt_max: f64,
+    /// The smallest step cut short to land on an output time or the end, and how many were.
+    pub dt_min_clipped: f64,
+    pub clipped_steps: u64,
     pub mass_layer1_start: f64,
     pub mass_layer2_start: f64,
     /// Hyperbolicity fallbacks before this process started (a restart).
@@ -37,6 +43,8 @@ pub struct RunContext<'a> {
     pub record: RunRecord,
     /// The checkpoint this run resumed, if any.
     pub resume: Option<&'a Meta>,
+    /// The list of the files this run writes into its output directory.
+    pub manifest: std::sync::Arc<Manifest>,
 }
 
 /// A step the loop has just taken.
@@ -76,12 +84,12 @@ pub struct Frames;
 
 impl Observer for Frames {
     fn start(&mut self, run: &mut RunContext, b: &mut dyn Backend) -> Result<()> {
-        let st = agree(run.comm, b.state())?;
-        run.series.write(run.comm, 0, 0.0, &run.piece, &st)
+        self.output(run, b, 0, 0.0, 0)
     }
     fn output(&mut self, run: &mut RunContext, b: &mut dyn Backend, index: usize, time: f64, _step: u64) -> Result<()> {
         let st = agree(run.comm, b.state())?;
-        run.series.write(run.comm, index, time, &run.piece, &st)
+        let files = run.series.write(run.comm, index, time, &run.piece, &st)?;
+        agree(run.comm, run.manifest.record_all(&files))
     }
 }
 
