@@ -143,6 +143,28 @@ __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, cons
     if (!is_admissible(a.x, a.y, a.z, b.x, b.y, b.z)) atomicOr(&scratch[1], 1ull);
 }
 
+// The per-cell extremes (kernels/extremes.cuh) of the owned cells, kept in double, one array
+// per quantity (ext[k * n + c]), so that neighbouring threads read neighbouring words: start
+// them from the state (start != 0) or fold the state at time t into them. Run after an
+// update, on the same stream, when output.max_maps asks for them.
+template <typename T>
+__device__ __forceinline__ void extremes_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                                double* __restrict__ ext, int n, double t, Arrival arr, int start) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n) return;
+    V4<T> a = v1[c], b = v2[c];
+    double e[E_WIDTH];
+    if (start) {
+        ext_start(e, a.x, a.y, a.z, b.x, b.y, b.z, arr);
+    } else {
+#pragma unroll
+        for (int k = 0; k < E_WIDTH; k++) e[k] = ext[(long long)k * n + c];
+        ext_fold(e, a.x, a.y, a.z, b.x, b.y, b.z, t, arr);
+    }
+#pragma unroll
+    for (int k = 0; k < E_WIDTH; k++) ext[(long long)k * n + c] = e[k];
+}
+
 #define PYCNO_KERNELS(T, SUFFIX)                                                                                  \
     extern "C" __global__ void edge_##SUFFIX(Arrays<T> a, Model<T> m, int e_begin, int e_end, T t) {             \
         edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, e_begin, e_end, m, t,     \
@@ -153,6 +175,11 @@ __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, cons
     }                                                                                                             \
     extern "C" __global__ void update_##SUFFIX(Arrays<T> a, Model<T> m, T dt) {                                  \
         update_kernel<T>(a.v1, a.v2, a.o1, a.o2, a.acc, a.stride, a.n_owned, m, dt, a.scratch);                  \
+    }                                                                                                             \
+    extern "C" __global__ void extremes_##SUFFIX(Arrays<T> a, double* ext, double t, double threshold, int surface, \
+                                                 int start) {                                                     \
+        Arrival arr = {threshold, surface, 0};                                                                    \
+        extremes_kernel<T>(a.v1, a.v2, ext, a.n_owned, t, arr, start);                                           \
     }
 
 PYCNO_KERNELS(float, f32)

@@ -294,6 +294,7 @@ fn ours(name: &str) -> bool {
     name == META
         || name == MARKER
         || rank.is_some_and(|r| r.len() == 5 && r.bytes().all(|b| b.is_ascii_digit()))
+        || super::extremes::is_file_name(name)
         || crate::util::atomic::is_temp_name(name)
 }
 

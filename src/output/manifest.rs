@@ -113,9 +113,24 @@ fn refusal(dir: &Path, run_id: &Option<String>, files: &[String]) -> anyhow::Err
     )
 }
 
+/// Whether `before` is a run that failed before writing any result (its list names only
+/// its `scenario.json`, and it has no checkpoints): running the same command again, to
+/// the same directory, replaces it without `--overwrite`.
+fn nothing_to_lose(dir: &Path, before: &Before) -> bool {
+    match before {
+        Before::Other { run_id: Some(_), files } => {
+            files.iter().all(|f| f == "scenario.json")
+                && std::fs::symlink_metadata(dir.join("checkpoints").join(checkpoint::RUN_FILE)).is_err()
+        }
+        _ => false,
+    }
+}
+
 /// Check, without changing anything, that a run with id `run_id` may write into `dir`.
 pub fn check(dir: &Path, run_id: &str, overwrite: bool) -> Result<()> {
-    match inspect(dir, run_id)? {
+    let before = inspect(dir, run_id)?;
+    let overwrite = overwrite || nothing_to_lose(dir, &before);
+    match before {
         Before::Other { run_id, files } if !overwrite => Err(refusal(dir, &run_id, &files)),
         _ => Ok(()),
     }
@@ -167,6 +182,7 @@ impl Manifest {
     /// restart, new otherwise. `restart_from`: the checkpoint a restart reads (never removed).
     pub fn prepare(dir: &Path, run_id: &str, overwrite: bool, restart_from: Option<&Path>) -> Result<Manifest> {
         let before = inspect(dir, run_id)?;
+        let overwrite = overwrite || nothing_to_lose(dir, &before);
         if let Before::Other { run_id: other, files } = &before {
             if !overwrite {
                 return Err(refusal(dir, other, files));

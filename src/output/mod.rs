@@ -1,6 +1,7 @@
 //! Everything a run writes: VTK files for ParaView, run statistics, all written atomically.
 
 pub mod checkpoint;
+pub mod extremes;
 pub mod gauges;
 pub mod manifest;
 pub mod pvd;

@@ -3,6 +3,7 @@
 
 use super::backend::{Backend, Health, StepContext};
 use super::layout::{Layout, BOUNDARY};
+use crate::physics::extremes::{self, Arrival, WIDTH};
 use crate::physics::{boundary_flux, is_admissible, numerical_flux, source, CellState, Model, Real, Side};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
@@ -19,6 +20,8 @@ pub struct CpuBackend<T> {
     /// The other volume buffers: the update writes them from `lay.v1`, `lay.v2` and the two
     /// swap, so the state before the last update stays available.
     other: [Vec<[T; 4]>; 2],
+    /// Per-cell extremes of the owned cells, when kept (`output.max_maps`).
+    extremes: Option<(Arrival, Vec<[f64; WIDTH]>)>,
 }
 
 /// A raw pointer the edge pass shares between threads. Sound because every (slot, cell)
@@ -70,7 +73,7 @@ impl<T: Real> CpuBackend<T> {
         let zero = [T::zero(); 4];
         let acc = std::array::from_fn(|_| vec![zero; n]);
         let other = [lay.v1.clone(), lay.v2.clone()];
-        Ok(CpuBackend { model, lay, acc, fallbacks: 0, health: Health::Ok, download: 0..0, other })
+        Ok(CpuBackend { model, lay, acc, fallbacks: 0, health: Health::Ok, download: 0..0, other, extremes: None })
     }
 
     pub fn layout(&self) -> &Layout<T> {
@@ -223,6 +226,36 @@ impl<T: Real> Backend for CpuBackend<T> {
         v1.copy_from_slice(records_as_bytes(&self.lay.v1[cells.clone()]));
         v2.copy_from_slice(records_as_bytes(&self.lay.v2[cells]));
         Ok(())
+    }
+    fn extremes_start(&mut self, arrival: Arrival, from: Option<&[[f64; WIDTH]]>) -> Result<()> {
+        let n = self.lay.n_owned;
+        let e = match from {
+            Some(f) if f.len() != n => bail!("extremes of {} cells for {n} owned cells", f.len()),
+            Some(f) => f.to_vec(),
+            None => {
+                let (v1, v2) = (&self.lay.v1, &self.lay.v2);
+                (0..n)
+                    .map(|c| extremes::start(v1[c][0], v1[c][1], v1[c][2], v2[c][0], v2[c][1], v2[c][2], arrival))
+                    .collect()
+            }
+        };
+        self.extremes = Some((arrival, e));
+        Ok(())
+    }
+    fn extremes_fold(&mut self, t: f64) -> Result<()> {
+        let Some((a, e)) = &mut self.extremes else { bail!("extremes_fold before extremes_start") };
+        let (v1, v2, a) = (&self.lay.v1, &self.lay.v2, *a);
+        e.par_iter_mut()
+            .enumerate()
+            .with_min_len(8192)
+            .for_each(|(c, e)| extremes::fold(e, v1[c][0], v1[c][1], v1[c][2], v2[c][0], v2[c][1], v2[c][2], t, a));
+        Ok(())
+    }
+    fn extremes(&mut self) -> Result<Vec<[f64; WIDTH]>> {
+        match &self.extremes {
+            Some((_, e)) => Ok(e.clone()),
+            None => bail!("extremes read before extremes_start"),
+        }
     }
     fn upload_receive_block(&mut self, v1: &[u8], v2: &[u8]) -> Result<()> {
         let n = self.lay.n_owned;

@@ -152,6 +152,11 @@ impl Checkpoints {
                 &st,
             ),
         )?;
+        // The max maps beside the cells, so that a restart continues them.
+        if run.scenario.output.max_maps.is_some() {
+            let e = agree(comm, b.extremes())?;
+            agree(comm, crate::output::extremes::write_rank(&dir, comm.rank(), step, global, &e))?;
+        }
         if self.kill_at == Some(step) && comm.is_root() {
             // SAFETY: plain libc calls; the process ends here.
             unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };

@@ -7,6 +7,7 @@
 //! the backend is made.
 
 pub mod checkpoints;
+pub mod maxmaps;
 pub mod observers;
 pub mod part;
 pub mod report;
@@ -18,9 +19,9 @@ use crate::output::checkpoint;
 use crate::output::checkpoint::Meta;
 use crate::output::gauges::GaugeRecorder;
 use crate::output::manifest::{self, Manifest};
-use crate::output::series::{Piece, Series};
+use crate::output::series::{Format, Piece, Series};
 use crate::physics::CellState;
-use crate::scenario::{initial, Scenario};
+use crate::scenario::{initial, OutputPrecision, Scenario};
 use crate::solver::exchange::{AllEdges, EdgePass, ExchangeMode, Halo, PhaseTimes};
 use crate::solver::layout::kernel_bytes;
 use crate::solver::stepper::{step_loop_with, Event, Schedule};
@@ -108,6 +109,8 @@ pub struct RunOptions {
     pub run_id: Option<String>,
     /// Set by [`run`]: the list of the files the run writes into its output directory.
     pub manifest: Option<Arc<Manifest>>,
+    /// Set by [`run`]: the checkpoint directory a restart resumes (its max maps).
+    pub resume_dir: Option<PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -134,6 +137,7 @@ impl Default for RunOptions {
             restart: None,
             run_id: None,
             manifest: None,
+            resume_dir: None,
         }
     }
 }
@@ -280,6 +284,7 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     let mut opts = opts.clone();
     opts.run_id = Some(run_id);
     opts.manifest = Some(manifest.clone());
+    opts.resume_dir = restart.as_ref().map(|r| r.dir.clone());
     let setup =
         Setup { scenario: &s, pm: &pm, depth: &depth, state: &state, resume: restart.as_ref().map(|r| &r.meta) };
     let mut stats = simulate(&setup, &opts, choice, comm, submesh)?;
@@ -356,7 +361,8 @@ pub fn simulate(
         series: match resume {
             Some(r) => Series::resume(&s.output.dir, &s.name, r.frames.clone()),
             None => Series::new(&s.output.dir, &s.name),
-        },
+        }
+        .with_format(frame_format(s, opts.precision)),
         record,
         resume,
         manifest: opts.manifest.clone().unwrap_or_default(),
@@ -379,8 +385,20 @@ pub fn simulate(
     if let Some(g) = &s.gauges {
         let at = resume.map(|r| r.time);
         let recorder = GaugeRecorder::new(comm, &s.output.dir, g, &pm.mesh, &pm.topo.cell_centroid, &part.global, at);
-        observers.push(Box::new(Gauges::new(agree(comm, recorder)?)));
+        let mut gauges = Gauges::new(agree(comm, recorder)?.in_f32(opts.precision == Precision::F32));
+        if resume.is_some() {
+            gauges.resume(&mut run, backend.as_mut(), first_step, t_start)?;
+        }
+        observers.push(Box::new(gauges));
         agree(comm, run.manifest.record(crate::output::gauges::FILE))?;
+    }
+    if let Some(m) = &s.output.max_maps {
+        let from = match (resume, &opts.resume_dir) {
+            (Some(r), Some(dir)) => Some((dir.as_path(), r.ranks, r.step, r.cells)),
+            _ => None,
+        };
+        maxmaps::begin(comm, backend.as_mut(), m, from, &part.global)?;
+        observers.push(Box::new(maxmaps::MaxMaps));
     }
     if let Some(c) = checkpoints {
         observers.push(Box::new(c));
@@ -462,6 +480,16 @@ pub fn simulate(
         }
         Ok(ls)
     });
+    // The max maps, once, at the end of the run (or where --max-steps stopped it).
+    let result = result.and_then(|ls| {
+        if s.output.max_maps.is_some() {
+            let clock = Instant::now();
+            let files = maxmaps::write(&run, backend.as_mut())?;
+            agree(comm, run.manifest.record_all(&files))?;
+            run.record.output_seconds += clock.elapsed().as_secs_f64();
+        }
+        Ok(ls)
+    });
     for o in observers.iter_mut() {
         o.finish();
     }
@@ -534,6 +562,17 @@ pub fn simulate(
         kernels,
         ..Default::default()
     })
+}
+
+/// What the frames hold: the scenario's `output.fields`, `output.precision` (default: the
+/// run's float type) and `output.compression`.
+fn frame_format(s: &Scenario, run: Precision) -> Format {
+    let f32 = match s.output.precision {
+        Some(OutputPrecision::Float32) => true,
+        Some(OutputPrecision::Float64) => false,
+        None => run == Precision::F32,
+    };
+    Format { fields: s.output.field_list(), f32, compression: s.output.compression }
 }
 
 /// Used by `pycno run` to say where things went.

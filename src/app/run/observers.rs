@@ -93,36 +93,36 @@ impl Observer for Frames {
     }
 }
 
-/// `gauges.csv`: at the start, at every output time, and at every step its interval asks.
+/// `gauges.csv`: at the start, at every output time, and at the times its interval asks
+/// (interpolated in time between the steps around them; see `output::gauges`).
 pub struct Gauges {
     recorder: GaugeRecorder,
-    /// The step recorded at an output time, so its step event does not record it again.
-    recorded: Option<u64>,
 }
 
 impl Gauges {
     pub fn new(recorder: GaugeRecorder) -> Gauges {
-        Gauges { recorder, recorded: None }
+        Gauges { recorder }
+    }
+
+    /// A restart: the state it starts from is the first end of the next interpolation.
+    pub fn resume(&mut self, run: &mut RunContext, b: &mut dyn Backend, step: u64, time: f64) -> Result<()> {
+        let depth = &run.part.depth;
+        self.recorder.prime(run.comm, b, step, time, &|l| depth[l])
     }
 }
 
 impl Observer for Gauges {
     fn start(&mut self, run: &mut RunContext, b: &mut dyn Backend) -> Result<()> {
         let depth = &run.part.depth;
-        self.recorder.record(run.comm, b, 0, 0.0, &|l| depth[l])
+        self.recorder.advance(run.comm, b, 0, 0.0, true, &|l| depth[l])
     }
     fn output(&mut self, run: &mut RunContext, b: &mut dyn Backend, _index: usize, time: f64, step: u64) -> Result<()> {
         let depth = &run.part.depth;
-        self.recorder.record(run.comm, b, step, time, &|l| depth[l])?;
-        self.recorded = Some(step);
-        Ok(())
+        self.recorder.advance(run.comm, b, step, time, true, &|l| depth[l])
     }
     fn step(&mut self, run: &mut RunContext, b: &mut dyn Backend, done: StepDone) -> Result<()> {
-        if self.recorded != Some(done.step) && self.recorder.due(done.time, false) {
-            let depth = &run.part.depth;
-            self.recorder.record(run.comm, b, done.step, done.time, &|l| depth[l])?;
-        }
-        Ok(())
+        let depth = &run.part.depth;
+        self.recorder.advance(run.comm, b, done.step, done.time, false, &|l| depth[l])
     }
 }
 

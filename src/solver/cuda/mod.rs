@@ -19,6 +19,7 @@ pub use launch::CudaReal;
 use super::backend::{Backend, Health, StepContext};
 use super::cpu::check_slots;
 use super::layout::Layout;
+use crate::physics::extremes::{Arrival, WIDTH};
 use crate::physics::{Boundary, CellState, Model};
 use anyhow::{anyhow, bail, Context, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, PushKernelArg};
@@ -55,6 +56,9 @@ pub struct CudaBackend<T: CudaReal> {
     sync_each_launch: bool,
     timing: Option<KernelTiming>,
     halo: Option<HaloStaging<T>>,
+    extremes_fn: CudaFunction,
+    /// Per-cell extremes of the owned cells (`output.max_maps`), one array per quantity.
+    extremes: Option<(Arrival, CudaSlice<f64>)>,
 }
 
 impl<T: CudaReal> CudaBackend<T> {
@@ -76,7 +80,7 @@ impl<T: CudaReal> CudaBackend<T> {
                 .load_function(&format!("{op}_{}", T::SUFFIX))
                 .with_context(|| format!("kernel {op}_{} missing", T::SUFFIX))
         };
-        let (edge_fn, dt_fn, update_fn) = (f("edge")?, f("dt")?, f("update")?);
+        let (edge_fn, dt_fn, update_fn, extremes_fn) = (f("edge")?, f("dt")?, f("update")?, f("extremes")?);
         let stream = ctx.default_stream();
         let up = |what: &str, e: cudarc::driver::DriverError| anyhow!("cannot upload {what} to {device}: {e}");
         let cells = |v: &[[T; 4]]| stream.clone_htod(bytemuck::cast_slice::<[T; 4], T>(v)).map_err(|e| up("cells", e));
@@ -114,6 +118,8 @@ impl<T: CudaReal> CudaBackend<T> {
             sync_each_launch: std::env::var_os("PYCNO_CUDA_SYNC").is_some(),
             timing: None,
             halo: None,
+            extremes_fn,
+            extremes: None,
         })
     }
 
@@ -172,6 +178,22 @@ impl<T: CudaReal> CudaBackend<T> {
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().context("CUDA stream")?;
         self.ctx.check_err().context("CUDA context")?;
+        Ok(())
+    }
+
+    /// Launch the extremes kernel: start the extremes from the state, or fold it in at `t`.
+    fn launch_extremes(&self, t: f64, start: bool) -> Result<()> {
+        let Some((arr, ext)) = &self.extremes else { bail!("extremes used before extremes_start") };
+        let (a, e) = (self.arrays(), address(ext, &self.stream));
+        let (threshold, surface, start) = (arr.threshold, i32::from(arr.surface), i32::from(start));
+        let mut l = self.stream.launch_builder(&self.extremes_fn);
+        l.arg(&a).arg(&e).arg(&t).arg(&threshold).arg(&surface).arg(&start);
+        // SAFETY: the arguments of extremes_{f32,f64} in kernels/solver.cu, in order; `ext`
+        // holds WIDTH * n_owned doubles.
+        unsafe { l.launch(grid(self.n_owned)) }.context("launching the extremes kernel")?;
+        if self.sync_each_launch {
+            self.stream.synchronize().with_context(|| format!("kernel extremes_{} failed", T::SUFFIX))?;
+        }
         Ok(())
     }
 
@@ -334,6 +356,32 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
     }
     fn edges_async(&self) -> bool {
         true
+    }
+    fn extremes_start(&mut self, arrival: Arrival, from: Option<&[[f64; WIDTH]]>) -> Result<()> {
+        let n = self.n_owned;
+        let ext = match from {
+            Some(f) if f.len() != n => bail!("extremes of {} cells for {n} owned cells", f.len()),
+            // One array per quantity on the device.
+            Some(f) => {
+                let soa: Vec<f64> = (0..WIDTH).flat_map(|k| f.iter().map(move |e| e[k])).collect();
+                self.stream.clone_htod(&soa).context("cannot upload the max maps")?
+            }
+            None => self.stream.alloc_zeros::<f64>(WIDTH * n.max(1)).context("cannot allocate the max maps")?,
+        };
+        self.extremes = Some((arrival, ext));
+        if from.is_none() {
+            self.launch_extremes(0.0, true)?;
+        }
+        Ok(())
+    }
+    fn extremes_fold(&mut self, t: f64) -> Result<()> {
+        self.launch_extremes(t, false)
+    }
+    fn extremes(&mut self) -> Result<Vec<[f64; WIDTH]>> {
+        let Some((_, ext)) = &self.extremes else { bail!("extremes read before extremes_start") };
+        let n = self.n_owned;
+        let soa = self.stream.clone_dtoh(&ext.slice(0..WIDTH * n)).context("cannot read the max maps back")?;
+        Ok((0..n).map(|c| std::array::from_fn(|k| soa[k * n + c])).collect())
     }
 }
 
