@@ -354,3 +354,29 @@ fn max_maps_continue_across_a_restart_and_are_the_same_on_two_ranks() {
         assert_eq!(a[name], c[name], "{name}: two ranks equal one");
     }
 }
+
+#[test]
+fn netcdf_ugrid_file_is_read_by_netcdf4_and_xarray_with_the_frames_values() {
+    let d = tempfile::tempdir().unwrap();
+    let extra = r#", "output": { "netcdf": true, "max_maps": {} }"#;
+    let s = scenario(d.path(), "nc", extra);
+    let sc = s.to_str().unwrap();
+    for (np, precision) in [(0usize, "f32"), (0, "f64"), (2, "f64")] {
+        let out = d.path().join(format!("{precision}_{np}"));
+        let o = out.to_str().unwrap();
+        ok(pycno_np(
+            np,
+            Some(d.path()),
+            &["run", sc, "--precision", precision, "--backend", "cpu", "-q", "--out", o],
+            &[],
+        ));
+        let listed = std::fs::read_to_string(out.join(".pycno-outputs")).unwrap();
+        assert!(listed.lines().any(|l| l == "nc.nc"), "the output list names nc.nc:\n{listed}");
+        let report = python("check_netcdf.py", &[&out, Path::new("nc")]);
+        eprintln!("{report}");
+    }
+    // The same file on one and two ranks (rank 0 gathers in global cell order).
+    let (a, b) =
+        (std::fs::read(d.path().join("f64_0/nc.nc")).unwrap(), std::fs::read(d.path().join("f64_2/nc.nc")).unwrap());
+    assert!(a == b, "two ranks write the same NetCDF file as one");
+}

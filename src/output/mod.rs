@@ -4,6 +4,7 @@ pub mod checkpoint;
 pub mod extremes;
 pub mod gauges;
 pub mod manifest;
+pub mod netcdf;
 pub mod pvd;
 pub mod series;
 pub mod vtk;

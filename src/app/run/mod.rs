@@ -8,6 +8,7 @@
 
 pub mod checkpoints;
 pub mod maxmaps;
+pub mod netcdf;
 pub mod observers;
 pub mod part;
 pub mod report;
@@ -400,6 +401,11 @@ pub fn simulate(
         maxmaps::begin(comm, backend.as_mut(), m, from, &part.global)?;
         observers.push(Box::new(maxmaps::MaxMaps));
     }
+    if s.output.netcdf {
+        let nc = netcdf::NetCdf::new(&run, frame_format(s, opts.precision).f32)?;
+        observers.push(Box::new(nc));
+        agree(comm, run.manifest.record(&netcdf::file_name(&s.name)))?;
+    }
     if let Some(c) = checkpoints {
         observers.push(Box::new(c));
     }
@@ -433,7 +439,7 @@ pub fn simulate(
         t_start,
         t_end: s.time.end,
         gamma: s.physics.gamma,
-        outputs: if write_vtk || s.gauges.is_some() { &outputs[done..] } else { &[] },
+        outputs: if write_vtk || s.gauges.is_some() || s.output.netcdf { &outputs[done..] } else { &[] },
         first_output_index: 1 + done,
         max_steps: opts.max_steps,
         first_step,
@@ -471,7 +477,7 @@ pub fn simulate(
     // Stopped before the end (--max-steps): the state reached is the run's last frame, with
     // its gauge row, so the output ends where the run did.
     let result = result.and_then(|ls| {
-        if ls.time < s.time.end && ls.time > last_out.1 && (write_vtk || s.gauges.is_some()) {
+        if ls.time < s.time.end && ls.time > last_out.1 && (write_vtk || s.gauges.is_some() || s.output.netcdf) {
             let clock = Instant::now();
             for o in observers.iter_mut() {
                 o.output(&mut run, backend.as_mut(), last_out.0 + 1, ls.time, ls.steps)?;
@@ -488,6 +494,11 @@ pub fn simulate(
             agree(comm, run.manifest.record_all(&files))?;
             run.record.output_seconds += clock.elapsed().as_secs_f64();
         }
+        let clock = Instant::now();
+        for o in observers.iter_mut() {
+            o.end(&mut run, backend.as_mut())?;
+        }
+        run.record.output_seconds += clock.elapsed().as_secs_f64();
         Ok(ls)
     });
     for o in observers.iter_mut() {

@@ -75,6 +75,10 @@ pub trait Observer {
     fn step(&mut self, _run: &mut RunContext, _b: &mut dyn Backend, _done: StepDone) -> Result<()> {
         Ok(())
     }
+    /// After a loop that reached its end (or --max-steps), before the statistics.
+    fn end(&mut self, _run: &mut RunContext, _b: &mut dyn Backend) -> Result<()> {
+        Ok(())
+    }
     /// After the loop, whatever its outcome.
     fn finish(&mut self) {}
 }
