@@ -145,11 +145,30 @@ enum Command {
     /// Print the scenario format as a JSON Schema, for editors' completion and checks
     /// (`pycno schema > pycno.schema.json`).
     Schema,
+    /// Pictures of a run's output directory: a map of a frame (colour limits, colour map,
+    /// aspect for long channels), an animation, a transect along a polyline, the max maps,
+    /// the gauge time series. `pycno plot --help` lists the options.
+    #[command(disable_help_flag = true)]
+    Plot {
+        /// DIR and the picture's options (see `pycno plot --help`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).format_target(false).init();
     let cli = Cli::parse();
+    // The picture tool's exit status is the command's (2: a bad command line, as here).
+    if let Command::Plot { args } = &cli.command {
+        return match pycno::app::plot::command(args) {
+            Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     // MPI starts only for `run` under an MPI launcher; every other command and a plain run
     // never touch it.
     let mpi = if matches!(cli.command, Command::Run { .. }) && launched_by_mpi() {
@@ -285,6 +304,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             println!("run it: pycno run {}", files[0].display());
         }
         Command::Schema => println!("{}", pycno::app::schema::scenario_schema()),
+        Command::Plot { .. } => unreachable!("handled in main"),
         Command::Bench { cells, precision, repeat, t_end, json, backend, profile } => {
             let opts = BenchOptions { cells, precision, repeat, t_end, backend, profile };
             if !json {

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod example;
 pub mod partition;
+pub mod plot;
 pub mod progress;
 pub mod run;
 pub mod schema;
