@@ -17,14 +17,16 @@ struct Control {
     double dt_min;   // smallest and largest step of the batch
     double dt_max;
     double t_step;   // the last step's start time (for the update's sources)
-    double pad0, pad1;
+    double dt_min_unclipped;  // smallest step of the batch not clipped to the target
+    double pad1;
     unsigned long long stop;    // 0 running, 1 target or step limit reached, 2 a cell went
                                 // unphysical (in the update before), 3 no positive finite step
     unsigned long long steps;   // steps completed in this batch
     unsigned long long limit;   // at most this many steps in this batch
     unsigned long long blocks;  // blocks of the time-step kernel done (the last one finalizes)
     unsigned long long hit;     // the last step reached the target
-    unsigned long long pad3, pad4, pad5;
+    unsigned long long clipped; // the last step was cut short of the CFL step to reach it
+    unsigned long long pad4, pad5;
 };
 
 __device__ __forceinline__ double dt_from_min_bits(unsigned long long bits, float) {
@@ -50,8 +52,11 @@ __device__ void finalize_step(Control* c, unsigned long long* scratch) {
     c->t_step = t;
     c->dt = dt;
     c->t = hits ? target : t + dt;
+    bool clipped = dt_cfl > remaining;
     c->dt_min = fmin(c->dt_min, dt);
+    if (!clipped) c->dt_min_unclipped = fmin(c->dt_min_unclipped, dt);
     c->dt_max = fmax(c->dt_max, dt);
+    c->clipped = clipped ? 1ull : 0ull;
     c->steps += 1;
     c->hit = hits ? 1ull : 0ull;
     if (hits || c->steps >= c->limit) c->stop = 1;

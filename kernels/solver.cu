@@ -153,6 +153,35 @@ __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, cons
     if (!is_admissible(side_h1(m, s), a.y, a.z, side_h2(m, s), b.y, b.z)) atomicOr(&scratch[1], 1ull);
 }
 
+// The per-cell extremes (kernels/extremes.cuh) of the owned cells, kept in double, one array
+// per quantity (ext[k * n + c]), so that neighbouring threads read neighbouring words: start
+// them from the state (start != 0) or fold the state at time t into them. Run after an
+// update, on the same stream, when output.max_maps asks for them.
+template <typename T>
+__device__ __forceinline__ void extremes_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                                const V2<T>* __restrict__ lo, const double* __restrict__ depth,
+                                                double ref_h1, double ref_interface, double* __restrict__ ext, int n,
+                                                double t, Arrival arr, int start) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n) return;
+    V4<T> a = v1[c], b = v2[c];
+    V2<T> l = lo[c];
+    // The thicknesses as the frames compute them (StoredCell::state in src/physics/state.rs):
+    // in double, from the deviations, their low parts, the rest state and the depth.
+    double h1 = __dadd_rn(ref_h1, __dadd_rn((double)a.x, (double)l.x));
+    double h2 = __dadd_rn(__dadd_rn(depth[c], ref_interface), __dadd_rn((double)b.x, (double)l.y));
+    double e[E_WIDTH];
+    if (start) {
+        ext_start<double>(e, h1, (double)a.y, (double)a.z, h2, (double)b.y, (double)b.z, arr);
+    } else {
+#pragma unroll
+        for (int k = 0; k < E_WIDTH; k++) e[k] = ext[(long long)k * n + c];
+        ext_fold<double>(e, h1, (double)a.y, (double)a.z, h2, (double)b.y, (double)b.z, t, arr);
+    }
+#pragma unroll
+    for (int k = 0; k < E_WIDTH; k++) ext[(long long)k * n + c] = e[k];
+}
+
 #define PYCNO_KERNELS(T, SUFFIX)                                                                                  \
     extern "C" __global__ void edge_##SUFFIX(Arrays<T> a, Model<T> m, int e_begin, int e_end, T t) {             \
         edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, e_begin, e_end, m, t,     \
@@ -163,6 +192,12 @@ __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, cons
     }                                                                                                             \
     extern "C" __global__ void update_##SUFFIX(Arrays<T> a, Model<T> m, T dt) {                                  \
         update_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, a.stride, a.n_owned, m, dt, a.scratch);   \
+    }                                                                                                             \
+    extern "C" __global__ void extremes_##SUFFIX(Arrays<T> a, double* ext, const double* depth,                    \
+                                                 double ref_h1, double ref_interface, double t, double threshold, \
+                                                 int surface, int start) {                                        \
+        Arrival arr = {threshold, surface, 0};                                                                    \
+        extremes_kernel<T>(a.v1, a.v2, a.lo, depth, ref_h1, ref_interface, ext, a.n_owned, t, arr, start);       \
     }
 
 PYCNO_KERNELS(float, f32)

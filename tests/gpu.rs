@@ -357,3 +357,53 @@ fn device_steps_equal_host_steps_f64() {
         device_steps_equal_host_steps::<f64>();
     }
 }
+
+/// The max maps kept on the GPU (the extremes kernel over the device's state every step)
+/// equal, bit for bit, the same extremes folded on the host from that state read back
+/// after every step.
+fn max_maps_on_the_gpu<T: CudaReal>() {
+    use pycno::physics::extremes::{self, Arrival, E_ARRIVAL};
+    use pycno::solver::stepper::Event;
+    if !gpu() {
+        return;
+    }
+    let mut s = Scenario::paper_benchmark(4000);
+    s.time.end = 0.3;
+    let pm = scenario_mesh(&s).unwrap();
+    let (depth, start) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
+    let lay = Layout::<T>::from_topology(&pm.topo, &depth, &start, &s.physics.reference());
+    let mut b = CudaBackend::new(Model::<T>::new(&s.physics).unwrap(), &lay, 0).unwrap();
+    let a = Arrival { threshold: 0.005, surface: false };
+    b.extremes_start(a, None).unwrap();
+    let st = b.state().unwrap();
+    // The frames' thicknesses (the state read back in float64), as the kernel computes them.
+    let mut host: Vec<_> =
+        st.iter().map(|c| extremes::start(c.h1, c.q1[0], c.q1[1], c.h2, c.q2[0], c.q2[1], a)).collect();
+    let plan = pycno::solver::stepper::Schedule { device_steps: 1, ..common::plan(&s, Some(60)) };
+    step_loop(&mut b, &Single, &plan, &mut |b, ev| {
+        if let Event::Step { time, .. } = ev {
+            b.extremes_fold(time)?;
+            for (e, c) in host.iter_mut().zip(b.state()?) {
+                extremes::fold(e, c.h1, c.q1[0], c.q1[1], c.h2, c.q2[0], c.q2[1], time, a);
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+    let dev = b.extremes().unwrap();
+    assert_eq!(dev.len(), host.len());
+    for (k, (d, h)) in dev.iter().zip(&host).enumerate() {
+        assert_eq!(d.map(f64::to_bits), h.map(f64::to_bits), "cell {k}: GPU {d:?}, host {h:?}");
+    }
+    let arrived = host.iter().filter(|e| e[E_ARRIVAL] > 0.0).count();
+    assert!(arrived > 0 && arrived < host.len(), "{arrived} of {} cells arrived: the test tests little", host.len());
+}
+
+#[test]
+fn max_maps_on_the_gpu_f32() {
+    max_maps_on_the_gpu::<f32>();
+}
+#[test]
+fn max_maps_on_the_gpu_f64() {
+    max_maps_on_the_gpu::<f64>();
+}

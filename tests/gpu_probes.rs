@@ -1,6 +1,6 @@
 //! The CUDA mirror of the physics against `src/physics`, function by function: the probe
 //! kernels (`kernels/probe.cu`) evaluate the eigenvalues, the numerical flux, a boundary's
-//! ghost state and flux, and the source terms on thousands of random states, in float32
+//! ghost state and flux, the source terms and the max maps' extremes on thousands of random states, in float32
 //! and float64, and the results must agree with the Rust functions to rounding. The
 //! `#[repr(C)]` structs passed to the kernels must have the same size on both sides.
 //! Needs a GPU; where none is usable each test prints why and returns.
@@ -10,6 +10,7 @@ mod shared;
 use shared::*;
 
 use pycno::physics::eigen::eigenvalues;
+use pycno::physics::extremes;
 use pycno::physics::{boundary_flux, ghost, numerical_flux, source, Boundary, EdgeFlux, Model, Physics, Real, Side};
 use pycno::solver::cuda::device;
 use pycno::solver::cuda::launch::{CudaReal, DeviceArrays};
@@ -187,6 +188,59 @@ fn sources_agree<T: CudaReal>(tol: f64) {
         assert!(changed > SAMPLES / 2, "the friction changed too few states ({changed}): the test tests nothing");
         assert!(worst <= tol, "{}: source terms differ by {worst:e}", T::NAME);
     });
+}
+
+/// The extremes (max maps) started from a state and folded with one, on random states and
+/// extremes: every operation is rounded on its own on both sides, so they agree bit for bit.
+fn extremes_agree<T: CudaReal>() {
+    let m64 = model::<f64>(0.998, 0.0);
+    with_gpu(model::<T>(0.998, 0.0), |p| {
+        let mut rng = Rng::new(505);
+        for surface in [false, true] {
+            let a = extremes::Arrival { threshold: 0.01, surface };
+            let t = 1.25;
+            let states: Vec<[T; 6]> = (0..SAMPLES)
+                .map(|_| {
+                    let n = rng.unit_normal();
+                    let s = random_side(&mut rng, n);
+                    [s.h1(&m64), s.q1[0], s.q1[1], s.h2(&m64), s.q2[0], s.q2[1]].map(T::c)
+                })
+                .collect();
+            // Extremes around each state, so that about half of every comparison goes each way.
+            let ext: Vec<[f64; extremes::WIDTH]> = states
+                .iter()
+                .map(|x| {
+                    let mut e = extremes::start(x[0], x[1], x[2], x[3], x[4], x[5], a);
+                    for x in &mut e[..5] {
+                        *x *= rng.range(0.97, 1.03);
+                    }
+                    e[extremes::E_REFERENCE] += rng.range(-0.02, 0.02);
+                    e[extremes::E_ARRIVAL] = if rng.unit() < 0.3 { 0.5 } else { extremes::NOT_ARRIVED };
+                    e
+                })
+                .collect();
+            let gpu = p.extremes(&states, &ext, t, a).unwrap();
+            let mut arrived = 0;
+            for ((x, e), (g_start, g_fold)) in states.iter().zip(&ext).zip(&gpu) {
+                let start = extremes::start(x[0], x[1], x[2], x[3], x[4], x[5], a);
+                let mut fold = *e;
+                extremes::fold(&mut fold, x[0], x[1], x[2], x[3], x[4], x[5], t, a);
+                assert_eq!(start.map(f64::to_bits), g_start.map(f64::to_bits), "{}: start of {x:?}", T::NAME);
+                assert_eq!(fold.map(f64::to_bits), g_fold.map(f64::to_bits), "{}: fold of {x:?} into {e:?}", T::NAME);
+                arrived += (fold[extremes::E_ARRIVAL] == t) as usize;
+            }
+            assert!(arrived > SAMPLES / 10, "too few arrivals ({arrived}): the test tests little");
+        }
+    });
+}
+
+#[test]
+fn probe_extremes_f32() {
+    extremes_agree::<f32>();
+}
+#[test]
+fn probe_extremes_f64() {
+    extremes_agree::<f64>();
 }
 
 #[test]

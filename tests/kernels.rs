@@ -20,10 +20,12 @@ fn every_kernel_compiles_for_hopper_and_ampere() {
             "edge_resident",
             "dt_resident",
             "update_resident",
+            "extremes",
             "probe_eigenvalues",
             "probe_flux",
             "probe_boundary",
             "probe_source",
+            "probe_extremes",
         ] {
             for t in ["f32", "f64"] {
                 let entry = format!(".entry {op}_{t}(");

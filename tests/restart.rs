@@ -211,7 +211,19 @@ fn a_blow_up_is_caught_in_its_first_bad_step_with_a_report() {
         // The step before is healthy: the blow-up was caught in the first bad step.
         let healthy = pycno(
             np,
-            &["run", &sc, "--backend", "cpu", "-q", "--no-vtk", "--out", &o, "--max-steps", &(step - 1).to_string()],
+            // Another directory: this one holds the blown-up run's report.
+            &[
+                "run",
+                &sc,
+                "--backend",
+                "cpu",
+                "-q",
+                "--no-vtk",
+                "--out",
+                &format!("{o}_healthy"),
+                "--max-steps",
+                &(step - 1).to_string(),
+            ],
             &[],
         );
         assert!(healthy.status.success(), "{} steps should be healthy:\n{}", step - 1, text(&healthy));

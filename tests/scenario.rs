@@ -73,7 +73,7 @@ fn base_scenario_parses_with_defaults() {
     assert_eq!(s.physics.r, 0.98);
     assert_eq!(s.physics.g, 9.81);
     assert_eq!(s.physics.gamma, 0.9);
-    assert_eq!(s.output.dir, std::path::PathBuf::from("out"));
+    assert_eq!(s.output.dir, std::path::PathBuf::from("out/t"), "default: out/<name>");
     assert_eq!(s.output_times(), vec![0.1]);
 }
 
@@ -510,7 +510,7 @@ const PAPER_JSON: &str = r#"{
     },
     "physics": { "g": 9.81, "r": 0.998, "gamma": 0.9 },
     "time": { "end": 0.1 },
-    "output": { "dir": "out" }
+    "output": { "dir": "out/dambreak" }
 }"#;
 
 fn check_paper(s: &Scenario, cells: u64) {
@@ -573,7 +573,10 @@ fn paper_benchmark_round_trips_through_json() {
 #[test]
 fn shipped_paper_scenario_file_equals_paper_benchmark() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/scenarios/dambreak_paper.json");
-    let s = Scenario::from_file(&path).unwrap_or_else(|e| panic!("{e:#}"));
+    let mut s = Scenario::from_file(&path).unwrap_or_else(|e| panic!("{e:#}"));
+    // Its own output directory, so that it and the default run never write over each other.
+    assert_eq!(s.output.dir, std::path::Path::new("out/dambreak_paper"));
+    s.output.dir = "out/dambreak".into();
     check_paper(&s, 4016);
 }
 

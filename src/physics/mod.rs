@@ -9,6 +9,7 @@
 
 pub mod boundary;
 pub mod eigen;
+pub mod extremes;
 pub mod flux;
 pub mod model;
 pub mod real;

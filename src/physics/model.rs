@@ -18,7 +18,7 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
 /// The scenario's `physics` section: parameters as a user writes them, in float64.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Physics {
     /// Gravity (m/s²).
@@ -47,7 +47,7 @@ pub struct Physics {
 /// thickness as `h1 - (surface - interface)` and layer 2's as the interface's elevation
 /// above `interface`, `h2 - H - interface`: water at rest at these levels is stored as exact
 /// zeros, and the jumps the flux needs are jumps of the stored numbers.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Reference {
     pub surface: f64,

@@ -1,8 +1,9 @@
 //! What the step loop asks of a backend. The CPU backend and the CUDA backend implement it
 //! over the same data layout; the loop, the exchange and the output never see physics.
 
+use crate::physics::extremes::{Arrival, WIDTH};
 use crate::physics::{CellState, StoredCell};
-use anyhow::Result;
+use anyhow::{bail, Result};
 use std::ops::Range;
 
 /// Where a step stands, for time-dependent boundaries and sources: the time at the start
@@ -57,6 +58,10 @@ pub struct DeviceBatch {
     pub dt: f64,
     pub dt_min: f64,
     pub dt_max: f64,
+    /// The smallest of the steps not clipped to the target (infinite if none).
+    pub dt_min_unclipped: f64,
+    /// The last step was clipped to land on the target.
+    pub clipped: bool,
     pub stop: DeviceStop,
 }
 
@@ -117,6 +122,20 @@ pub trait Backend: Send {
     /// while the device computes, instead of polling MPI between chunks of edges.
     fn edges_async(&self) -> bool {
         false
+    }
+    /// Start keeping per-cell extremes of the owned cells (`physics::extremes`, the max
+    /// maps): from the current state, or from `from` (a restart's, one record per owned cell).
+    fn extremes_start(&mut self, _arrival: Arrival, _from: Option<&[[f64; WIDTH]]>) -> Result<()> {
+        bail!("the {} backend keeps no max maps", self.name())
+    }
+    /// Fold the current state, at time `t`, into the extremes (after every step; queued on
+    /// a GPU, like a step).
+    fn extremes_fold(&mut self, _t: f64) -> Result<()> {
+        bail!("the {} backend keeps no max maps", self.name())
+    }
+    /// The owned cells' extremes.
+    fn extremes(&mut self) -> Result<Vec<[f64; WIDTH]>> {
+        bail!("the {} backend keeps no max maps", self.name())
     }
     /// Start timing each kernel (GPU backends; a no-op elsewhere).
     fn enable_kernel_timing(&mut self) {}

@@ -3,6 +3,7 @@
 
 use super::backend::{Backend, Health, StepContext};
 use super::layout::{Layout, BOUNDARY};
+use crate::physics::extremes::{self, Arrival, WIDTH};
 use crate::physics::{
     add_compensated, boundary_flux, is_admissible, numerical_flux, source, CellState, Model, Real, Side, StoredCell,
 };
@@ -23,6 +24,8 @@ pub struct CpuBackend<T> {
     other: [Vec<[T; 4]>; 2],
     /// The other buffer of low parts (swapped with `lay.lo` likewise).
     other_lo: Vec<[T; 2]>,
+    /// Per-cell extremes of the owned cells, when kept (`output.max_maps`).
+    extremes: Option<(Arrival, Vec<[f64; WIDTH]>)>,
 }
 
 /// A raw pointer the edge pass shares between threads. Sound because every (slot, cell)
@@ -75,7 +78,17 @@ impl<T: Real> CpuBackend<T> {
         let acc = std::array::from_fn(|_| vec![zero; n]);
         let other = [lay.v1.clone(), lay.v2.clone()];
         let other_lo = lay.lo.clone();
-        Ok(CpuBackend { model, lay, acc, fallbacks: 0, health: Health::Ok, download: 0..0, other, other_lo })
+        Ok(CpuBackend {
+            model,
+            lay,
+            acc,
+            fallbacks: 0,
+            health: Health::Ok,
+            download: 0..0,
+            other,
+            other_lo,
+            extremes: None,
+        })
     }
 
     pub fn layout(&self) -> &Layout<T> {
@@ -239,6 +252,37 @@ impl<T: Real> Backend for CpuBackend<T> {
         v1.copy_from_slice(records_as_bytes(&self.lay.v1[cells.clone()]));
         v2.copy_from_slice(records_as_bytes(&self.lay.v2[cells]));
         Ok(())
+    }
+    fn extremes_start(&mut self, arrival: Arrival, from: Option<&[[f64; WIDTH]]>) -> Result<()> {
+        let n = self.lay.n_owned;
+        let e = match from {
+            Some(f) if f.len() != n => bail!("extremes of {} cells for {n} owned cells", f.len()),
+            Some(f) => f.to_vec(),
+            None => (0..n)
+                .map(|c| {
+                    let s = self.lay.cell_state(c);
+                    extremes::start(s.h1, s.q1[0], s.q1[1], s.h2, s.q2[0], s.q2[1], arrival)
+                })
+                .collect(),
+        };
+        self.extremes = Some((arrival, e));
+        Ok(())
+    }
+    fn extremes_fold(&mut self, t: f64) -> Result<()> {
+        let Some((a, e)) = &mut self.extremes else { bail!("extremes_fold before extremes_start") };
+        let (lay, a) = (&self.lay, *a);
+        e.par_iter_mut().enumerate().with_min_len(8192).for_each(|(c, e)| {
+            // The thicknesses as the frames compute them, so the maps equal their maximum.
+            let s = lay.cell_state(c);
+            extremes::fold(e, s.h1, s.q1[0], s.q1[1], s.h2, s.q2[0], s.q2[1], t, a)
+        });
+        Ok(())
+    }
+    fn extremes(&mut self) -> Result<Vec<[f64; WIDTH]>> {
+        match &self.extremes {
+            Some((_, e)) => Ok(e.clone()),
+            None => bail!("extremes read before extremes_start"),
+        }
     }
     fn upload_receive_block(&mut self, v1: &[u8], v2: &[u8]) -> Result<()> {
         let n = self.lay.n_owned;

@@ -20,9 +20,11 @@ pub struct LoopStats {
 
 pub enum Event {
     /// After every step, once its outputs (if any) are written; after a batch of steps
-    /// taken on the device, once for the batch (`steps` of them, the smallest and largest
-    /// `dt_min`, `dt_max`; `dt` the last).
-    Step { step: u64, time: f64, dt: f64, output: bool, steps: u64, dt_min: f64, dt_max: f64 },
+    /// taken on the device, once for the batch (`steps` of them; `dt` the last one's length).
+    /// `dt_min`: the smallest of the batch's steps that were not clipped (infinite if
+    /// none), `dt_max` the largest; `clipped`: the last step was cut short of the CFL step to
+    /// land on an output time or the end time (only a batch's last step can be).
+    Step { step: u64, time: f64, dt: f64, output: bool, steps: u64, dt_min: f64, dt_max: f64, clipped: bool },
     /// The time reached an output time (not called for t = 0).
     Output { index: usize, time: f64, step: u64 },
 }
@@ -119,9 +121,16 @@ pub fn step_loop_with(
                 st.dt_max = st.dt_max.max(batch.dt_max);
                 let hits = batch.stop == DeviceStop::Target;
                 let output = after_step(b, plan, &mut next_out, hits, t, st.steps, on_event)?;
-                let (dt_min, dt_max) = (batch.dt_min, batch.dt_max);
-                let ev =
-                    Event::Step { step: st.steps, time: t, dt: batch.dt, output, steps: batch.steps, dt_min, dt_max };
+                let ev = Event::Step {
+                    step: st.steps,
+                    time: t,
+                    dt: batch.dt,
+                    output,
+                    steps: batch.steps,
+                    dt_min: batch.dt_min_unclipped,
+                    dt_max: batch.dt_max,
+                    clipped: batch.clipped,
+                };
                 on_event(b, ev)?;
                 continue;
             }
@@ -144,6 +153,7 @@ pub fn step_loop_with(
         }
         let remaining = target - t;
         let (dt, hits) = if dt_cfl >= remaining { (remaining, true) } else { (dt_cfl, false) };
+        let clipped = dt_cfl > remaining;
         let phase = Instant::now();
         b.update(StepContext { t, dt })?;
         st.phases.update += phase.elapsed().as_secs_f64();
@@ -154,7 +164,8 @@ pub fn step_loop_with(
         st.dt_min = st.dt_min.min(dt);
         st.dt_max = st.dt_max.max(dt);
         let output = after_step(b, plan, &mut next_out, hits, t, st.steps, on_event)?;
-        on_event(b, Event::Step { step: st.steps, time: t, dt, output, steps: 1, dt_min: dt, dt_max: dt })?;
+        let dt_min = if clipped { f64::INFINITY } else { dt };
+        on_event(b, Event::Step { step: st.steps, time: t, dt, output, steps: 1, dt_min, dt_max: dt, clipped })?;
     }
     let bad = if b.health()? == Health::Bad { -1.0 } else { 1.0 };
     if comm.min_f64(bad) < 0.0 {

@@ -21,6 +21,7 @@ pub use launch::CudaReal;
 use super::backend::{Backend, DeviceBatch, DeviceSteps, Health, StepContext};
 use super::cpu::check_slots;
 use super::layout::Layout;
+use crate::physics::extremes::{Arrival, WIDTH};
 use crate::physics::{Boundary, CellState, Model, Reference, StoredCell};
 use anyhow::{anyhow, bail, Context, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, PushKernelArg};
@@ -70,6 +71,10 @@ pub struct CudaBackend<T: CudaReal> {
     resident: Option<resident::Resident>,
     /// Steps per CUDA graph (`PYCNO_DEVICE_STEPS`; below 2: the host drives every step).
     resident_k: u64,
+    extremes_fn: CudaFunction,
+    /// Per-cell extremes of the owned cells (`output.max_maps`), one array per quantity,
+    /// and the owned cells' depths in float64 (the frames' thicknesses are computed with them).
+    extremes: Option<(Arrival, CudaSlice<f64>, CudaSlice<f64>)>,
 }
 
 impl<T: CudaReal> CudaBackend<T> {
@@ -91,7 +96,7 @@ impl<T: CudaReal> CudaBackend<T> {
                 .load_function(&format!("{op}_{}", T::SUFFIX))
                 .with_context(|| format!("kernel {op}_{} missing", T::SUFFIX))
         };
-        let (edge_fn, dt_fn, update_fn) = (f("edge")?, f("dt")?, f("update")?);
+        let (edge_fn, dt_fn, update_fn, extremes_fn) = (f("edge")?, f("dt")?, f("update")?, f("extremes")?);
         let resident_fns = Some(resident::ResidentFns::load(&module, T::SUFFIX)?);
         // A stream of our own: CUDA graphs cannot be captured on the legacy default stream.
         let stream = ctx.new_stream().map_err(|e| anyhow!("cannot make a CUDA stream on {device}: {e}"))?;
@@ -143,6 +148,8 @@ impl<T: CudaReal> CudaBackend<T> {
             resident_fns,
             resident: None,
             resident_k: crate::solver::stepper::default_device_steps(),
+            extremes_fn,
+            extremes: None,
         };
         let a = b.arrays();
         b.home = [a, DeviceArrays { v1: a.o1, v2: a.o2, o1: a.v1, o2: a.v2, lo: a.olo, olo: a.lo, ..a }];
@@ -214,6 +221,23 @@ impl<T: CudaReal> CudaBackend<T> {
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().context("CUDA stream")?;
         self.ctx.check_err().context("CUDA context")?;
+        Ok(())
+    }
+
+    /// Launch the extremes kernel: start the extremes from the state, or fold it in at `t`.
+    fn launch_extremes(&self, t: f64, start: bool) -> Result<()> {
+        let Some((arr, ext, depth)) = &self.extremes else { bail!("extremes used before extremes_start") };
+        let (a, e, d) = (self.arrays(), address(ext, &self.stream), address(depth, &self.stream));
+        let (ref_h1, ref_interface) = (self.reference.h1(), self.reference.interface);
+        let (threshold, surface, start) = (arr.threshold, i32::from(arr.surface), i32::from(start));
+        let mut l = self.stream.launch_builder(&self.extremes_fn);
+        l.arg(&a).arg(&e).arg(&d).arg(&ref_h1).arg(&ref_interface).arg(&t).arg(&threshold).arg(&surface).arg(&start);
+        // SAFETY: the arguments of extremes_{f32,f64} in kernels/solver.cu, in order; `ext`
+        // holds WIDTH * n_owned doubles, `depth` n_owned.
+        unsafe { l.launch(grid(self.n_owned)) }.context("launching the extremes kernel")?;
+        if self.sync_each_launch {
+            self.stream.synchronize().with_context(|| format!("kernel extremes_{} failed", T::SUFFIX))?;
+        }
         Ok(())
     }
 
@@ -398,6 +422,33 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
     }
     fn edges_async(&self) -> bool {
         true
+    }
+    fn extremes_start(&mut self, arrival: Arrival, from: Option<&[[f64; WIDTH]]>) -> Result<()> {
+        let n = self.n_owned;
+        let ext = match from {
+            Some(f) if f.len() != n => bail!("extremes of {} cells for {n} owned cells", f.len()),
+            // One array per quantity on the device.
+            Some(f) => {
+                let soa: Vec<f64> = (0..WIDTH).flat_map(|k| f.iter().map(move |e| e[k])).collect();
+                self.stream.clone_htod(&soa).context("cannot upload the max maps")?
+            }
+            None => self.stream.alloc_zeros::<f64>(WIDTH * n.max(1)).context("cannot allocate the max maps")?,
+        };
+        let depth = self.stream.clone_htod(&self.depth).context("cannot upload the depths for the max maps")?;
+        self.extremes = Some((arrival, ext, depth));
+        if from.is_none() {
+            self.launch_extremes(0.0, true)?;
+        }
+        Ok(())
+    }
+    fn extremes_fold(&mut self, t: f64) -> Result<()> {
+        self.launch_extremes(t, false)
+    }
+    fn extremes(&mut self) -> Result<Vec<[f64; WIDTH]>> {
+        let Some((_, ext, _)) = &self.extremes else { bail!("extremes read before extremes_start") };
+        let n = self.n_owned;
+        let soa = self.stream.clone_dtoh(&ext.slice(0..WIDTH * n)).context("cannot read the max maps back")?;
+        Ok((0..n).map(|c| std::array::from_fn(|k| soa[k * n + c])).collect())
     }
 }
 

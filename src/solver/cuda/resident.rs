@@ -29,14 +29,15 @@ struct Control {
     dt_min: f64,
     dt_max: f64,
     t_step: f64,
-    pad0: f64,
+    dt_min_unclipped: f64,
     pad1: f64,
     stop: u64,
     steps: u64,
     limit: u64,
     blocks: u64,
     hit: u64,
-    pad: [u64; 3],
+    clipped: u64,
+    pad: [u64; 2],
 }
 
 // SAFETY: #[repr(C)], 16 eight-byte fields, no padding; every bit pattern is valid.
@@ -181,6 +182,7 @@ impl<T: CudaReal> CudaBackend<T> {
             t: req.t,
             target: req.target,
             dt_min: f64::INFINITY,
+            dt_min_unclipped: f64::INFINITY,
             limit: req.limit.clamp(1, *k),
             ..Default::default()
         };
@@ -210,7 +212,16 @@ impl<T: CudaReal> CudaBackend<T> {
             _ if c.hit != 0 => DeviceStop::Target,
             _ => DeviceStop::Limit,
         };
-        Ok(Some(DeviceBatch { steps: c.steps, t: c.t, dt: c.dt, dt_min: c.dt_min, dt_max: c.dt_max, stop }))
+        Ok(Some(DeviceBatch {
+            steps: c.steps,
+            t: c.t,
+            dt: c.dt,
+            dt_min: c.dt_min,
+            dt_max: c.dt_max,
+            dt_min_unclipped: c.dt_min_unclipped,
+            clipped: c.steps > 0 && c.clipped != 0,
+            stop,
+        }))
     }
 }
 
