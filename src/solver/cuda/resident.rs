@@ -6,7 +6,8 @@
 //! results do not depend on K.
 //!
 //! Graphs of 4, 16 and 64 steps (`PYCNO_DEVICE_STEPS` caps it): each batch takes the
-//! smallest that covers the steps expected to its target, from the last step's length.
+//! largest that does not overshoot the steps expected to its target (from the last step's
+//! length), since the steps of a graph after its batch stopped still cost a launch each.
 //!
 //! The update writes the other buffer set, so step k of a graph reads the set of parity
 //! (p + k) mod 2: two graphs, one for each set the batch starts from. Steps after the one
@@ -48,15 +49,18 @@ unsafe impl bytemuck::Pod for Control {}
 /// The graphs and the control block of one backend.
 pub struct Resident {
     two_gamma_bits: u64,
-    /// Graphs of several sizes (steps), smallest first: a batch takes the smallest that
-    /// covers the steps expected before its target, since the steps of a graph after its
-    /// batch stopped still cost a launch each (about 1.5 µs on an H200). Graph `p` of a size
+    /// Graphs of several sizes (steps), smallest first (see [`pick`]): the steps of a graph
+    /// after its batch stopped still cost a launch each (about 1.5 µs on an H200). Graph `p` of a size
     /// starts from buffer set `p` (set 0: the buffers `v1, v2, lo` held at start).
     graphs: Vec<(u64, [CudaGraph; 2])>,
     /// The last step's length, for the guess of the steps to the next target.
     last_dt: f64,
     ctl: CudaSlice<u64>,
 }
+
+/// Blocks of the device-resident time-step kernel: enough to fill an H200 (132 SMs) a few
+/// times over, few enough that counting them is cheap.
+const DT_BLOCKS: u32 = 1024;
 
 /// Graph sizes for batches of at most `k` steps: powers of 4 from 4, and `k`.
 fn sizes(k: u64) -> Vec<u64> {
@@ -65,10 +69,12 @@ fn sizes(k: u64) -> Vec<u64> {
     v
 }
 
-/// The size to launch for `limit` steps at most, with about `expected` steps to the target.
+/// The size to launch for `limit` steps at most, with about `expected` steps to the target:
+/// the largest that does not overshoot (a step past the target is a wasted launch of three
+/// no-op kernels), the smallest if all do.
 fn pick(sizes: &[u64], limit: u64, expected: u64) -> usize {
     let want = limit.min(expected).max(1);
-    sizes.iter().position(|&s| s >= want).unwrap_or(sizes.len() - 1)
+    sizes.iter().rposition(|&s| s <= want).unwrap_or(0)
 }
 
 // SAFETY: a CUDA graph may be used from any thread as long as no two threads use it at once
@@ -124,8 +130,11 @@ impl<T: CudaReal> CudaBackend<T> {
                 unsafe { l.launch(grid(self.n_edges)) }?;
                 let mut l = self.stream.launch_builder(&fns.dt);
                 l.arg(&a).arg(&two_gamma).arg(&c);
+                // At most DT_BLOCKS blocks, each thread over several cells (see the kernel).
+                let mut g = grid(self.n_owned);
+                g.grid_dim.0 = g.grid_dim.0.min(DT_BLOCKS);
                 // SAFETY: the arguments of dt_resident_{f32,f64}, in order.
-                unsafe { l.launch(grid(self.n_owned)) }?;
+                unsafe { l.launch(g) }?;
                 let mut l = self.stream.launch_builder(&fns.update);
                 l.arg(&a).arg(&m).arg(&c).arg(&step);
                 // SAFETY: the arguments of update_resident_{f32,f64}, in order.
@@ -176,7 +185,8 @@ impl<T: CudaReal> CudaBackend<T> {
         let parity = self.parity();
         let r = self.resident.as_mut().expect("made above");
         let sizes: Vec<u64> = r.graphs.iter().map(|g| g.0).collect();
-        let expected = if r.last_dt > 0.0 { ((req.target - req.t) / r.last_dt).ceil().min(1e9) as u64 + 1 } else { 1 };
+        // Before any step, guess 16 (a wrong guess costs one short batch or a few no-ops).
+        let expected = if r.last_dt > 0.0 { ((req.target - req.t) / r.last_dt).ceil().min(1e9) as u64 } else { 16 };
         let (k, pair) = &r.graphs[pick(&sizes, req.limit, expected)];
         let start = Control {
             t: req.t,
@@ -237,9 +247,11 @@ mod tests {
         assert_eq!(sizes(2), vec![2]);
         let s = sizes(64);
         assert_eq!(s[pick(&s, 64, 1)], 4);
-        assert_eq!(s[pick(&s, 64, 5)], 16);
+        assert_eq!(s[pick(&s, 64, 5)], 4);
+        assert_eq!(s[pick(&s, 64, 17)], 16);
         assert_eq!(s[pick(&s, 64, 1000)], 64);
         // The step limit wins over a longer way to the target.
+        assert_eq!(s[pick(&s, 20, 1000)], 16);
         assert_eq!(s[pick(&s, 3, 1000)], 4);
     }
 }
