@@ -37,11 +37,17 @@ __device__ __forceinline__ T left_share(T lambda, T lambda_l, T lambda_r, T tiny
     return T(0.5);
 }
 
+// Defined in wetdry.cuh (the dry-aware flux, which needs Side and EdgeFlux from here).
+template <typename T>
+__device__ __forceinline__ EdgeFlux<T> dry_flux(const Model<T>& m, const Side<T>& wi, const Side<T>& wj, T nx, T ny);
+template <typename T> __device__ __forceinline__ bool needs_dry_flux(const Model<T>& m, T h1i, T h2i, T h1j, T h2j);
+
 template <typename T>
 __device__ __forceinline__ EdgeFlux<T> numerical_flux(const Model<T>& m, const Side<T>& wi, const Side<T>& wj, T nx, T ny) {
     const T g = m.g, r = m.r;
     const T half = T(0.5);
     T h1i = side_h1(m, wi), h2i = side_h2(m, wi), h1j = side_h1(m, wj), h2j = side_h2(m, wj);
+    if (needs_dry_flux(m, h1i, h2i, h1j, h2j)) return dry_flux(m, wi, wj, nx, ny);
     T qn1i = wi.q1x * nx + wi.q1y * ny, qn2i = wi.q2x * nx + wi.q2y * ny;
     T qn1j = wj.q1x * nx + wj.q1y * ny, qn2j = wj.q2x * nx + wj.q2y * ny;
     T ih1i = T(1) / h1i, ih2i = T(1) / h2i, ih1j = T(1) / h1j, ih2j = T(1) / h2j;

@@ -33,6 +33,7 @@
 //! At rest every term is then exactly zero, and water at rest stays at rest bit for bit.
 
 use super::eigen::{eigenvalues, eigenvector, estimates, wave_strengths, Eigenvalues};
+use super::wetdry::{dry_flux, needs_dry_flux};
 use super::{Model, Real};
 
 /// One cell's state as an edge sees it: the stored numbers (`Side` in `kernels/flux.cuh`,
@@ -127,6 +128,10 @@ pub fn numerical_flux<T: Real>(m: &Model<T>, wi: &Side<T>, wj: &Side<T>, n: [T; 
     let tangent = |q: [T; 2]| q[1] * nx - q[0] * ny;
 
     let (h1i, h2i, h1j, h2j) = (wi.h1(m), wi.h2(m), wj.h1(m), wj.h2(m));
+    // A layer absent or thin on either side: the dry-aware flux (`physics/wetdry.rs`).
+    if needs_dry_flux(m, h1i, h2i, h1j, h2j) {
+        return dry_flux(m, wi, wj, n);
+    }
     let (qn1i, qn2i, qn1j, qn2j) = (normal(wi.q1), normal(wi.q2), normal(wj.q1), normal(wj.q2));
     let (ih1i, ih2i, ih1j, ih2j) = (T::one() / h1i, T::one() / h2i, T::one() / h1j, T::one() / h2j);
     let (u1i, u2i, u1j, u2j) = (qn1i * ih1i, qn2i * ih2i, qn1j * ih1j, qn2j * ih2j);
