@@ -85,6 +85,14 @@ impl<'a, T: CudaReal> Probes<'a, T> {
         Ok(out.chunks_exact(7).map(side_from).collect())
     }
 
+    /// `physics::settle` for each `(state, low parts)`: the state, low parts and whether it
+    /// was admissible.
+    pub fn settle(&self, samples: &[(Side<T>, [T; 2])]) -> Result<Vec<(Side<T>, [T; 2], bool)>> {
+        let input: Vec<T> = samples.iter().flat_map(|(s, lo)| side_values(s).into_iter().chain(*lo)).collect();
+        let out = self.run("settle", &input, samples.len(), 10, None)?;
+        Ok(out.chunks_exact(10).map(|x| (side_from(&x[..7]), [x[7], x[8]], x[9] != T::zero())).collect())
+    }
+
     /// `sizeof` of `Model<T>`, `Boundary<T>` and `Arrays<T>` as the CUDA compiler sees them.
     pub fn struct_sizes(&self) -> Result<[i64; 3]> {
         let f = self.module.load_function(&format!("probe_sizes_{}", T::SUFFIX))?;
