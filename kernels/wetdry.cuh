@@ -43,6 +43,14 @@ __device__ __forceinline__ EdgeFlux<T> dry_flux(const Model<T>& m, const Side<T>
     T si = wd_rounding(m, wi.depth), sj = wd_rounding(m, wj.depth), tol = m.dry_tolerance;
     T h1i = wd_present(side_h1(m, wi), si), h2i = wd_present(side_h2(m, wi), si);
     T h1j = wd_present(side_h1(m, wj), sj), h2j = wd_present(side_h2(m, wj), sj);
+    // Dry land on both sides: nothing moves across, at no cost.
+    if (h1i + h2i + h1j + h2j == T(0)) {
+        EdgeFlux<T> z;
+        for (int k = 0; k < 6; ++k) { z.i[k] = T(0); z.j[k] = T(0); }
+        z.speed = T(0);
+        z.fallback = false;
+        return z;
+    }
     T v1ix = h1i > tol ? wi.q1x / h1i : T(0), v1iy = h1i > tol ? wi.q1y / h1i : T(0);
     T v2ix = h2i > tol ? wi.q2x / h2i : T(0), v2iy = h2i > tol ? wi.q2y / h2i : T(0);
     T v1jx = h1j > tol ? wj.q1x / h1j : T(0), v1jy = h1j > tol ? wj.q1y / h1j : T(0);
