@@ -608,7 +608,9 @@ fn physics_reference_errors_name_the_field() {
     has(&msg, &["physics.reference", "level"]);
     let msg = reject(&with("/physics/reference", json!({ "surface": "high", "interface": -1.0 })));
     has(&msg, &["physics.reference.surface"]);
-    let mut p = pycno::physics::Physics::default();
-    p.reference = Some(pycno::physics::Reference { surface: f64::NAN, interface: 0.0 });
+    let p = pycno::physics::Physics {
+        reference: Some(pycno::physics::Reference { surface: f64::NAN, interface: 0.0 }),
+        ..Default::default()
+    };
     has(&format!("{:#}", p.validate().unwrap_err()), &["physics.reference.surface", "finite"]);
 }

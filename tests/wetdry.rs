@@ -3,7 +3,6 @@
 //! limit converges to Ritter's dam break on a dry bed.
 
 mod common;
-#[allow(dead_code)]
 #[path = "common/physics.rs"]
 mod physics_common;
 use common::{masses, run, scenario};

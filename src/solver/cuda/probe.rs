@@ -7,6 +7,9 @@ use anyhow::{Context, Result};
 use cudarc::driver::{CudaModule, CudaStream, PushKernelArg};
 use std::sync::Arc;
 
+/// What `physics::settle` leaves: the state, its low parts, and whether it was admissible.
+pub type Settled<T> = (Side<T>, [T; 2], bool);
+
 pub struct Probes<'a, T> {
     stream: &'a Arc<CudaStream>,
     module: &'a Arc<CudaModule>,
@@ -87,7 +90,7 @@ impl<'a, T: CudaReal> Probes<'a, T> {
 
     /// `physics::settle` for each `(state, low parts)`: the state, low parts and whether it
     /// was admissible.
-    pub fn settle(&self, samples: &[(Side<T>, [T; 2])]) -> Result<Vec<(Side<T>, [T; 2], bool)>> {
+    pub fn settle(&self, samples: &[(Side<T>, [T; 2])]) -> Result<Vec<Settled<T>>> {
         let input: Vec<T> = samples.iter().flat_map(|(s, lo)| side_values(s).into_iter().chain(*lo)).collect();
         let out = self.run("settle", &input, samples.len(), 10, None)?;
         Ok(out.chunks_exact(10).map(|x| (side_from(&x[..7]), [x[7], x[8]], x[9] != T::zero())).collect())
