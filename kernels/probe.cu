@@ -69,6 +69,17 @@ __device__ __forceinline__ void probe_store_flux(const EdgeFlux<T>& f, T* y) {
         for (int l = 0; l < E_WIDTH; ++l) y[8 + l] = ext[8 * k + l];                                              \
         ext_fold(y + 8, x[0], x[1], x[2], x[3], x[4], x[5], t, a);                                                \
     }                                                                                                             \
+    /* in: state (7), lo (2) per sample; out: state after settle (7), lo (2), admissible */                    \
+    extern "C" __global__ void probe_settle_##SUFFIX(Model<T> m, const T* in, T* out, int n) {                   \
+        int k = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
+        if (k >= n) return;                                                                                       \
+        const T* x = in + 9 * k;                                                                                  \
+        Side<T> s = probe_side(x);                                                                                \
+        T lo1 = x[7], lo2 = x[8];                                                                                 \
+        bool ok = settle(m, s, lo1, lo2);                                                                         \
+        probe_store_side(s, out + 10 * k);                                                                        \
+        out[10 * k + 7] = lo1; out[10 * k + 8] = lo2; out[10 * k + 9] = ok ? T(1) : T(0);                         \
+    }                                                                                                             \
     /* out: sizeof(Model<T>), sizeof(Boundary<T>), sizeof(Arrays<T>) as seen by the compiler */                  \
     extern "C" __global__ void probe_sizes_##SUFFIX(long long* out) {                                             \
         out[0] = sizeof(Model<T>);                                                                                \

@@ -142,15 +142,15 @@ __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, cons
     b.y = b.y - k * (t1.y + t3.y + t5.y);
     b.z = b.z - k * (t1.z + t3.z + t5.z);
     Side<T> s = load_side(a, b);
-    if (has_sources(m)) {
-        source(m, s, dt);
-        a.x = s.d1; a.y = s.q1x; a.z = s.q1y;
-        b.x = s.d2; b.y = s.q2x; b.z = s.q2y;
-    }
+    if (has_sources(m)) source(m, s, dt);
+    // Vanishing layers and the admissibility check (wetdry.cuh).
+    bool ok = settle(m, s, l.x, l.y);
+    a.x = s.d1; a.y = s.q1x; a.z = s.q1y;
+    b.x = s.d2; b.y = s.q2x; b.z = s.q2y;
     o1[c] = a;
     o2[c] = b;
     olo[c] = l;
-    if (!is_admissible(side_h1(m, s), a.y, a.z, side_h2(m, s), b.y, b.z)) atomicOr(&scratch[1], 1ull);
+    if (!ok) atomicOr(&scratch[1], 1ull);
 }
 
 // The per-cell extremes (kernels/extremes.cuh) of the owned cells, kept in double, one array

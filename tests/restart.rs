@@ -188,7 +188,7 @@ fn blowup_scenario(dir: &Path) -> PathBuf {
   "initial": { "type": "layers",
                "layer1": { "thickness": 0.001, "velocity": [40, 0] },
                "layer2": { "thickness": 0.999, "velocity": [0, 0] } },
-  "physics": { "g": 9.81, "r": 0.5, "gamma": 0.9 },
+  "physics": { "g": 9.81, "r": 0.5, "gamma": 0.9, "dry_tolerance": 1e-9 },
   "time": { "end": 2.0 }
 }"#,
     )

@@ -342,19 +342,20 @@ fn non_positive_thickness_is_rejected() {
         "/initial",
         json!({ "type": "layers", "layer1": { "thickness": -1 }, "layer2": { "thickness": 2 } }),
     ));
-    has(&m, &["initial.layer1.thickness", "positive", "-1"]);
+    // A layer's thickness may be 0 (absent, issue 17), never negative.
+    has(&m, &["initial.layer1.thickness", ">= 0", "-1"]);
     let m = reject(&with(
         "/initial",
         json!({ "type": "layers", "layer1": { "thickness": 1 },
-                "layer2": { "thickness": { "type": "circle", "center": [0, 0], "radius": 1, "inside": 0, "outside": 2 } } }),
+                "layer2": { "thickness": { "type": "circle", "center": [0, 0], "radius": 1, "inside": -0.1, "outside": 2 } } }),
     ));
-    has(&m, &["initial.layer2.thickness.inside", "positive"]);
+    has(&m, &["initial.layer2.thickness.inside", ">= 0"]);
     let m = reject(&with(
         "/initial",
         json!({ "type": "layers", "layer1": { "thickness": { "type": "step_x", "x0": 1, "left": 1, "right": -0.5 } },
                 "layer2": { "thickness": 2 } }),
     ));
-    has(&m, &["initial.layer1.thickness.right", "positive"]);
+    has(&m, &["initial.layer1.thickness.right", ">= 0"]);
 }
 
 #[test]

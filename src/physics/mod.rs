@@ -15,6 +15,7 @@ pub mod model;
 pub mod real;
 pub mod source;
 pub mod state;
+pub mod wetdry;
 
 pub use boundary::{boundary_flux, ghost, Boundary, BoundaryKind};
 pub use flux::{numerical_flux, EdgeFlux, Side};
@@ -22,3 +23,4 @@ pub use model::{Model, Physics, Reference};
 pub use real::{add_compensated, Real};
 pub use source::source;
 pub use state::{is_admissible, CellState, StoredCell};
+pub use wetdry::{dry_flux, needs_dry_flux, settle};

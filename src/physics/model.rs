@@ -40,6 +40,11 @@ pub struct Physics {
     /// at rest is stored as exact zeros); `None` here means both levels at 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<Reference>,
+    /// Thickness (m) at or below which a layer counts as absent (`physics/wetdry.rs`): its
+    /// velocity is zero, its momentum is dropped, and no mass leaves it. Default 1e-3 m (as
+    /// GeoClaw's); edges where a layer is thinner than ten times this take the dry-aware flux.
+    #[serde(default = "default_dry_tolerance")]
+    pub dry_tolerance: f64,
 }
 
 /// A rest state: a flat free surface and a flat interface, as elevations (m) above the
@@ -70,13 +75,23 @@ fn default_r() -> f64 {
 fn default_gamma() -> f64 {
     0.9
 }
+fn default_dry_tolerance() -> f64 {
+    1e-3
+}
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
 
 impl Default for Physics {
     fn default() -> Self {
-        Physics { g: default_g(), r: default_r(), gamma: default_gamma(), linear_friction: 0.0, reference: None }
+        Physics {
+            g: default_g(),
+            r: default_r(),
+            gamma: default_gamma(),
+            linear_friction: 0.0,
+            reference: None,
+            dry_tolerance: default_dry_tolerance(),
+        }
     }
 }
 
@@ -94,6 +109,9 @@ impl Physics {
         }
         if !(self.linear_friction.is_finite() && self.linear_friction >= 0.0) {
             bail!("physics.linear_friction: expected a drag velocity >= 0 in m/s, found {}", self.linear_friction);
+        }
+        if !(self.dry_tolerance.is_finite() && self.dry_tolerance > 0.0 && self.dry_tolerance < 1.0) {
+            bail!("physics.dry_tolerance: expected a thickness in m in (0, 1), found {}", self.dry_tolerance);
         }
         if let Some(r) = &self.reference {
             for (name, x) in [("surface", r.surface), ("interface", r.interface)] {
@@ -129,7 +147,17 @@ pub struct Model<T> {
     /// Layer 1's thickness in the reference rest state, `Reference::h1` rounded once from
     /// float64: h1 = d1 + ref_h1.
     pub ref_h1: T,
+    /// A layer at or below this thickness is absent (`Physics::dry_tolerance`).
+    pub dry_tolerance: T,
+    /// An edge where any of the four thicknesses is below this takes the dry-aware flux
+    /// (`physics/wetdry.rs`): [`THIN_FACTOR`] dry tolerances.
+    pub thin: T,
 }
+
+/// How many dry tolerances thick the thinnest layer of an edge may be for the edge to take
+/// the dry-aware flux. The IR-Roe flux is not positivity-preserving: a layer a few
+/// tolerances thick next to a thick one could be emptied below zero in one step.
+pub const THIN_FACTOR: f64 = 10.0;
 
 impl<T: Real> Model<T> {
     pub fn new(p: &Physics) -> Result<Self> {
@@ -142,6 +170,8 @@ impl<T: Real> Model<T> {
             ref_surface: T::c(rest.surface),
             ref_interface: T::c(rest.interface),
             ref_h1: T::c(rest.h1()),
+            dry_tolerance: T::c(p.dry_tolerance),
+            thin: T::c(THIN_FACTOR * p.dry_tolerance),
         })
     }
 

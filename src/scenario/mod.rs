@@ -644,6 +644,13 @@ fn positive(field: &str, x: f64, what: &str) -> Result<()> {
     Ok(())
 }
 
+fn non_negative(field: &str, x: f64, what: &str) -> Result<()> {
+    if !(x.is_finite() && x >= 0.0) {
+        bail!("{field}: expected a {what} >= 0 (0: the layer is absent), found {x}");
+    }
+    Ok(())
+}
+
 impl Bathymetry {
     fn validate(&self) -> Result<()> {
         let finite = |field: &str, xs: &[f64]| -> Result<()> {
@@ -704,15 +711,15 @@ impl Initial {
 impl Field {
     fn validate(&self, field: &str) -> Result<()> {
         match self {
-            Field::Constant(x) => positive(field, *x, "thickness"),
+            Field::Constant(x) => non_negative(field, *x, "thickness"),
             Field::Shape(Shape::Circle { radius, inside, outside, .. }) => {
                 positive(&format!("{field}.radius"), *radius, "radius")?;
-                positive(&format!("{field}.inside"), *inside, "thickness")?;
-                positive(&format!("{field}.outside"), *outside, "thickness")
+                non_negative(&format!("{field}.inside"), *inside, "thickness")?;
+                non_negative(&format!("{field}.outside"), *outside, "thickness")
             }
             Field::Shape(Shape::StepX { left, right, .. }) => {
-                positive(&format!("{field}.left"), *left, "thickness")?;
-                positive(&format!("{field}.right"), *right, "thickness")
+                non_negative(&format!("{field}.left"), *left, "thickness")?;
+                non_negative(&format!("{field}.right"), *right, "thickness")
             }
         }
     }

@@ -5,7 +5,7 @@ use super::backend::{Backend, Health, StepContext};
 use super::layout::{Layout, BOUNDARY};
 use crate::physics::extremes::{self, Arrival, WIDTH};
 use crate::physics::{
-    add_compensated, boundary_flux, is_admissible, numerical_flux, source, CellState, Model, Real, Side, StoredCell,
+    add_compensated, boundary_flux, numerical_flux, settle, source, CellState, Model, Real, Side, StoredCell,
 };
 use anyhow::{bail, Result};
 use rayon::prelude::*;
@@ -204,10 +204,13 @@ impl<T: Real> Backend for CpuBackend<T> {
                 let mut s = side(*a, *b);
                 if sources {
                     source(&model, &mut s, dt);
-                    *a = [s.d1, s.q1[0], s.q1[1], a[3]];
-                    *b = [s.d2, s.q2[0], s.q2[1], b[3]];
                 }
-                is_admissible(s.h1(&model), a[1], a[2], s.h2(&model), b[1], b[2])
+                // Vanishing layers: momentum dropped at or below the dry tolerance, rounding
+                // below zero set to an exact zero; the admissibility check (physics/wetdry.rs).
+                let ok = settle(&model, &mut s, lo);
+                *a = [s.d1, s.q1[0], s.q1[1], a[3]];
+                *b = [s.d2, s.q2[0], s.q2[1], b[3]];
+                ok
             })
             .reduce(|| true, |x, y| x && y);
         std::mem::swap(&mut self.lay.v1, &mut self.other[0]);

@@ -8,6 +8,9 @@ use anyhow::{Context, Result};
 use cudarc::driver::{CudaModule, CudaStream, PushKernelArg};
 use std::sync::Arc;
 
+/// What `physics::settle` leaves: the state, its low parts, and whether it was admissible.
+pub type Settled<T> = (Side<T>, [T; 2], bool);
+
 pub struct Probes<'a, T> {
     stream: &'a Arc<CudaStream>,
     module: &'a Arc<CudaModule>,
@@ -110,6 +113,14 @@ impl<'a, T: CudaReal> Probes<'a, T> {
             .chunks_exact(2 * WIDTH)
             .map(|x| (std::array::from_fn(|k| x[k]), std::array::from_fn(|k| x[WIDTH + k])))
             .collect())
+    }
+
+    /// `physics::settle` for each `(state, low parts)`: the state, low parts and whether it
+    /// was admissible.
+    pub fn settle(&self, samples: &[(Side<T>, [T; 2])]) -> Result<Vec<Settled<T>>> {
+        let input: Vec<T> = samples.iter().flat_map(|(s, lo)| side_values(s).into_iter().chain(*lo)).collect();
+        let out = self.run("settle", &input, samples.len(), 10, None)?;
+        Ok(out.chunks_exact(10).map(|x| (side_from(&x[..7]), [x[7], x[8]], x[9] != T::zero())).collect())
     }
 
     /// `sizeof` of `Model<T>`, `Boundary<T>` and `Arrays<T>` as the CUDA compiler sees them.
