@@ -72,37 +72,16 @@ __device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Con
     unsigned long long bits = ~0ull;
     long long stride = (long long)gridDim.x * blockDim.x;
     for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < a.n_owned; k += stride) {
-        T z = a.acc[k].w + a.acc[2 * a.stride + k].w + a.acc[4 * a.stride + k].w;
-        T dt = two_gamma * a.v2[k].w / z;
-        // Positive floats order like their bit patterns; NaN (bits above +inf) never wins.
-        if (dt > T(0)) {
-            unsigned long long b = min_bits(dt);
-            bits = b < bits ? b : bits;
-        }
+        unsigned long long b = cell_dt_bits(a.v2, a.acc, a.stride, k, two_gamma);
+        bits = b < bits ? b : bits;
     }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-        unsigned long long other = __shfl_down_sync(0xffffffffu, bits, off);
-        bits = other < bits ? other : bits;
-    }
-    __shared__ unsigned long long warp_min[32];
+    bits = block_min_bits(bits);
     __shared__ bool last;
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (lane == 0) warp_min[warp] = bits;
-    __syncthreads();
-    if (warp == 0) {
-        bits = lane < (blockDim.x + 31) / 32 ? warp_min[lane] : ~0ull;
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) {
-            unsigned long long other = __shfl_down_sync(0xffffffffu, bits, off);
-            bits = other < bits ? other : bits;
-        }
-        if (lane == 0) {
-            atomicMin(&a.scratch[0], bits);
-            // The last block to finish sees every block's minimum.
-            __threadfence();
-            last = atomicAdd(&c->blocks, 1ull) == gridDim.x - 1;
-        }
+    if (threadIdx.x == 0) {
+        atomicMin(&a.scratch[0], bits);
+        // The last block to finish sees every block's minimum.
+        __threadfence();
+        last = atomicAdd(&c->blocks, 1ull) == gridDim.x - 1;
     }
     __syncthreads();
     if (last && threadIdx.x == 0) {

@@ -78,17 +78,19 @@ __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const 
 __device__ __forceinline__ unsigned long long min_bits(float x) { return (unsigned long long)__float_as_uint(x); }
 __device__ __forceinline__ unsigned long long min_bits(double x) { return (unsigned long long)__double_as_longlong(x); }
 
+// Cell c's time step 2 gamma |V_c| / Z_c as the bits of a positive float (~0: none).
+// Positive floats order like their bit patterns; NaN (bits above +inf) never wins.
 template <typename T>
-__device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc, long long stride,
-                                          int n, T two_gamma, unsigned long long* __restrict__ scratch) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned long long bits = ~0ull;
-    if (c < n) {
-        T z = acc[c].w + acc[2 * stride + c].w + acc[4 * stride + c].w;
-        T dt = two_gamma * v2[c].w / z;
-        // Positive floats order like their bit patterns; NaN (bits above +inf) never wins.
-        if (dt > T(0)) bits = min_bits(dt);
-    }
+__device__ __forceinline__ unsigned long long cell_dt_bits(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc,
+                                                           long long stride, long long c, T two_gamma) {
+    T z = acc[c].w + acc[2 * stride + c].w + acc[4 * stride + c].w;
+    T dt = two_gamma * v2[c].w / z;
+    return dt > T(0) ? min_bits(dt) : ~0ull;
+}
+
+// The minimum of every thread's `bits` over the block, valid in thread 0 (every thread of
+// the block must call it).
+__device__ __forceinline__ unsigned long long block_min_bits(unsigned long long bits) {
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) {
         unsigned long long other = __shfl_down_sync(0xffffffffu, bits, off);
@@ -105,8 +107,16 @@ __device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4
             unsigned long long other = __shfl_down_sync(0xffffffffu, bits, off);
             bits = other < bits ? other : bits;
         }
-        if (lane == 0) atomicMin(&scratch[0], bits);
     }
+    return bits;
+}
+
+template <typename T>
+__device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc, long long stride,
+                                          int n, T two_gamma, unsigned long long* __restrict__ scratch) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long bits = block_min_bits(c < n ? cell_dt_bits(v2, acc, stride, c, two_gamma) : ~0ull);
+    if (threadIdx.x == 0) atomicMin(&scratch[0], bits);
 }
 
 __device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, b); }

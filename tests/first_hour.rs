@@ -34,13 +34,21 @@ fn version_and_the_pycno_on_the_path() {
         std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join("pycno")).find(|f| f.is_file()));
     match found {
         Some(f) => {
-            let (a, b) = (std::fs::canonicalize(&f).unwrap(), std::fs::canonicalize(BIN).unwrap());
+            // The link names this checkout's release build; the tests themselves run the
+            // debug build (BIN), so the link is compared with BIN's sibling release build.
+            let release = Path::new(BIN).parent().and_then(Path::parent).unwrap().join("release/pycno");
+            let a = std::fs::canonicalize(&f).unwrap();
             eprintln!("pycno on the PATH: {} -> {}", f.display(), a.display());
             if std::env::var_os("CI").is_some() {
-                assert_eq!(a, b, "the pycno on the PATH is not this build");
+                let b = std::fs::canonicalize(&release).unwrap_or_else(|e| panic!("{}: {e}", release.display()));
+                assert_eq!(a, b, "the pycno on the PATH is not this checkout's release build");
             }
             let o = Command::new(&f).arg("--version").output().unwrap();
             assert!(o.status.success(), "{}", text(&o));
+            if std::env::var_os("CI").is_some() {
+                let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
+                assert_eq!(v, format!("pycno {}", env!("CARGO_PKG_VERSION")), "the pycno on the PATH");
+            }
         }
         None if std::env::var_os("CI").is_some() => panic!("no pycno on the PATH: tools/setup.sh links it"),
         None => eprintln!("no pycno on the PATH here (tools/setup.sh links it)"),
