@@ -37,8 +37,19 @@ __device__ __forceinline__ T left_share(T lambda, T lambda_l, T lambda_r, T tiny
     return T(0.5);
 }
 
+// Defined in wetdry.cuh (the dry-aware flux, which needs Side and EdgeFlux from here).
 template <typename T>
-__device__ __forceinline__ EdgeFlux<T> numerical_flux(const Model<T>& m, const Side<T>& wi, const Side<T>& wj, T nx, T ny) {
+__device__ __forceinline__ EdgeFlux<T> dry_flux(const Model<T>& m, const Side<T>& wi, const Side<T>& wj, T nx, T ny);
+template <typename T> __device__ __forceinline__ bool needs_dry_flux(const Model<T>& m, T h1i, T h2i, T h1j, T h2j);
+
+// Whether a layer's mass flux takes more out of its donor cell than cap times its thickness.
+template <typename T> __device__ __forceinline__ bool flux_escapes(T cap, T mass, T hi, T hj) {
+    return mass > cap * hi || -mass > cap * hj;
+}
+
+// The IR-Roe flux alone, for edges where both layers are wet on both sides.
+template <typename T>
+__device__ __forceinline__ EdgeFlux<T> ir_roe_flux(const Model<T>& m, const Side<T>& wi, const Side<T>& wj, T nx, T ny) {
     const T g = m.g, r = m.r;
     const T half = T(0.5);
     T h1i = side_h1(m, wi), h2i = side_h2(m, wi), h1j = side_h1(m, wj), h2j = side_h2(m, wj);
@@ -118,5 +129,18 @@ __device__ __forceinline__ EdgeFlux<T> numerical_flux(const Model<T>& m, const S
     f.j[3] = m2; f.j[4] = a2 * nx - s2 * ny; f.j[5] = a2 * ny + s2 * nx;
     f.speed = speed;
     f.fallback = fallback;
+    return f;
+}
+
+// The flux across an edge: IR-Roe where every layer is wet on both sides and its flux keeps
+// each layer's outgoing mass within speed/2 times the donor's thickness, else dry_flux
+// (flux.rs says why).
+template <typename T>
+__device__ __forceinline__ EdgeFlux<T> numerical_flux(const Model<T>& m, const Side<T>& wi, const Side<T>& wj, T nx, T ny) {
+    T h1i = side_h1(m, wi), h2i = side_h2(m, wi), h1j = side_h1(m, wj), h2j = side_h2(m, wj);
+    if (needs_dry_flux(m, h1i, h2i, h1j, h2j)) return dry_flux(m, wi, wj, nx, ny);
+    EdgeFlux<T> f = ir_roe_flux(m, wi, wj, nx, ny);
+    T cap = T(0.5) * f.speed;
+    if (flux_escapes(cap, f.i[0], h1i, h1j) || flux_escapes(cap, f.i[3], h2i, h2j)) return dry_flux(m, wi, wj, nx, ny);
     return f;
 }

@@ -9,6 +9,8 @@ template <typename T> struct Model {
     T ref_surface;      // the reference rest state's free-surface elevation
     T ref_interface;    // the reference interface elevation: h2 = (d2 + ref_interface) + H
     T ref_h1;           // layer 1's thickness in the reference rest state: h1 = d1 + ref_h1
+    T dry_tolerance;    // a layer at or below this thickness is absent (wetdry.cuh)
+    T thin;             // an edge with a layer thinner than this takes the dry-aware flux
     T manning;          // Manning's n of the bottom (lower layer); 0 for none
     T interlayer_friction;  // quadratic interlayer friction coefficient; 0 for none
     T coriolis_f;       // Coriolis parameter f (1/s); 0 for none

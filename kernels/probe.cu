@@ -57,6 +57,29 @@ __device__ __forceinline__ void probe_store_flux(const EdgeFlux<T>& f, T* y) {
         source(m, s, x[7]);                                                                                       \
         probe_store_side(s, out + 7 * k);                                                                         \
     }                                                                                                             \
+    /* in: state (6) per sample, extremes (8 doubles) per sample; out: 8 started from the state, 8 folded */     \
+    extern "C" __global__ void probe_extremes_##SUFFIX(const T* in, const double* ext, double* out, int n, double t, \
+                                                       double threshold, int surface) {                           \
+        int k = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
+        if (k >= n) return;                                                                                       \
+        const T* x = in + 6 * k;                                                                                  \
+        Arrival a = {threshold, surface, 0};                                                                      \
+        double* y = out + 16 * k;                                                                                 \
+        ext_start(y, x[0], x[1], x[2], x[3], x[4], x[5], a);                                                      \
+        for (int l = 0; l < E_WIDTH; ++l) y[8 + l] = ext[8 * k + l];                                              \
+        ext_fold(y + 8, x[0], x[1], x[2], x[3], x[4], x[5], t, a);                                                \
+    }                                                                                                             \
+    /* in: state (7), lo (2) per sample; out: state after settle (7), lo (2), admissible */                    \
+    extern "C" __global__ void probe_settle_##SUFFIX(Model<T> m, const T* in, T* out, int n) {                   \
+        int k = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
+        if (k >= n) return;                                                                                       \
+        const T* x = in + 9 * k;                                                                                  \
+        Side<T> s = probe_side(x);                                                                                \
+        T lo1 = x[7], lo2 = x[8];                                                                                 \
+        bool ok = settle(m, s, lo1, lo2);                                                                         \
+        probe_store_side(s, out + 10 * k);                                                                        \
+        out[10 * k + 7] = lo1; out[10 * k + 8] = lo2; out[10 * k + 9] = ok ? T(1) : T(0);                         \
+    }                                                                                                             \
     /* out: sizeof(Model<T>), sizeof(Boundary<T>), sizeof(Arrays<T>) as seen by the compiler */                  \
     extern "C" __global__ void probe_sizes_##SUFFIX(long long* out) {                                             \
         out[0] = sizeof(Model<T>);                                                                                \

@@ -78,17 +78,19 @@ __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const 
 __device__ __forceinline__ unsigned long long min_bits(float x) { return (unsigned long long)__float_as_uint(x); }
 __device__ __forceinline__ unsigned long long min_bits(double x) { return (unsigned long long)__double_as_longlong(x); }
 
+// Cell c's time step 2 gamma |V_c| / Z_c as the bits of a positive float (~0: none).
+// Positive floats order like their bit patterns; NaN (bits above +inf) never wins.
 template <typename T>
-__device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc, long long stride,
-                                          int n, T two_gamma, unsigned long long* __restrict__ scratch) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned long long bits = ~0ull;
-    if (c < n) {
-        T z = acc[c].w + acc[2 * stride + c].w + acc[4 * stride + c].w;
-        T dt = two_gamma * v2[c].w / z;
-        // Positive floats order like their bit patterns; NaN (bits above +inf) never wins.
-        if (dt > T(0)) bits = min_bits(dt);
-    }
+__device__ __forceinline__ unsigned long long cell_dt_bits(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc,
+                                                           long long stride, long long c, T two_gamma) {
+    T z = acc[c].w + acc[2 * stride + c].w + acc[4 * stride + c].w;
+    T dt = two_gamma * v2[c].w / z;
+    return dt > T(0) ? min_bits(dt) : ~0ull;
+}
+
+// The minimum of every thread's `bits` over the block, valid in thread 0 (every thread of
+// the block must call it).
+__device__ __forceinline__ unsigned long long block_min_bits(unsigned long long bits) {
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) {
         unsigned long long other = __shfl_down_sync(0xffffffffu, bits, off);
@@ -105,8 +107,16 @@ __device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4
             unsigned long long other = __shfl_down_sync(0xffffffffu, bits, off);
             bits = other < bits ? other : bits;
         }
-        if (lane == 0) atomicMin(&scratch[0], bits);
     }
+    return bits;
+}
+
+template <typename T>
+__device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc, long long stride,
+                                          int n, T two_gamma, unsigned long long* __restrict__ scratch) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long bits = block_min_bits(c < n ? cell_dt_bits(v2, acc, stride, c, two_gamma) : ~0ull);
+    if (threadIdx.x == 0) atomicMin(&scratch[0], bits);
 }
 
 __device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, b); }
@@ -142,15 +152,44 @@ __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, cons
     b.y = b.y - k * (t1.y + t3.y + t5.y);
     b.z = b.z - k * (t1.z + t3.z + t5.z);
     Side<T> s = load_side(a, b);
-    if (has_sources(m)) {
-        source(m, s, dt);
-        a.x = s.d1; a.y = s.q1x; a.z = s.q1y;
-        b.x = s.d2; b.y = s.q2x; b.z = s.q2y;
-    }
+    if (has_sources(m)) source(m, s, dt);
+    // Vanishing layers and the admissibility check (wetdry.cuh).
+    bool ok = settle(m, s, l.x, l.y);
+    a.x = s.d1; a.y = s.q1x; a.z = s.q1y;
+    b.x = s.d2; b.y = s.q2x; b.z = s.q2y;
     o1[c] = a;
     o2[c] = b;
     olo[c] = l;
-    if (!is_admissible(side_h1(m, s), a.y, a.z, side_h2(m, s), b.y, b.z)) atomicOr(&scratch[1], 1ull);
+    if (!ok) atomicOr(&scratch[1], 1ull);
+}
+
+// The per-cell extremes (kernels/extremes.cuh) of the owned cells, kept in double, one array
+// per quantity (ext[k * n + c]), so that neighbouring threads read neighbouring words: start
+// them from the state (start != 0) or fold the state at time t into them. Run after an
+// update, on the same stream, when output.max_maps asks for them.
+template <typename T>
+__device__ __forceinline__ void extremes_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                                const V2<T>* __restrict__ lo, const double* __restrict__ depth,
+                                                double ref_h1, double ref_interface, double* __restrict__ ext, int n,
+                                                double t, Arrival arr, int start) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n) return;
+    V4<T> a = v1[c], b = v2[c];
+    V2<T> l = lo[c];
+    // The thicknesses as the frames compute them (StoredCell::state in src/physics/state.rs):
+    // in double, from the deviations, their low parts, the rest state and the depth.
+    double h1 = __dadd_rn(ref_h1, __dadd_rn((double)a.x, (double)l.x));
+    double h2 = __dadd_rn(__dadd_rn(depth[c], ref_interface), __dadd_rn((double)b.x, (double)l.y));
+    double e[E_WIDTH];
+    if (start) {
+        ext_start<double>(e, h1, (double)a.y, (double)a.z, h2, (double)b.y, (double)b.z, arr);
+    } else {
+#pragma unroll
+        for (int k = 0; k < E_WIDTH; k++) e[k] = ext[(long long)k * n + c];
+        ext_fold<double>(e, h1, (double)a.y, (double)a.z, h2, (double)b.y, (double)b.z, t, arr);
+    }
+#pragma unroll
+    for (int k = 0; k < E_WIDTH; k++) ext[(long long)k * n + c] = e[k];
 }
 
 // The mass through each open boundary edge this step (Layout::open_edges, add_to_budget in
@@ -185,6 +224,12 @@ __device__ __forceinline__ void budget_kernel(const V4<T>* __restrict__ acc, lon
     }                                                                                                             \
     extern "C" __global__ void budget_##SUFFIX(Arrays<T> a, const int* open, double* budget, int n, double dt) {  \
         budget_kernel<T>(a.acc, a.stride, open, budget, n, dt);                                                   \
+    }                                                                                                             \
+    extern "C" __global__ void extremes_##SUFFIX(Arrays<T> a, double* ext, const double* depth,                    \
+                                                 double ref_h1, double ref_interface, double t, double threshold, \
+                                                 int surface, int start) {                                        \
+        Arrival arr = {threshold, surface, 0};                                                                    \
+        extremes_kernel<T>(a.v1, a.v2, a.lo, depth, ref_h1, ref_interface, ext, a.n_owned, t, arr, start);       \
     }
 
 PYCNO_KERNELS(float, f32)

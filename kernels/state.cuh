@@ -4,8 +4,8 @@
 __device__ __forceinline__ bool all_finite(float a, float b, float c) { return isfinite(a) && isfinite(b) && isfinite(c); }
 __device__ __forceinline__ bool all_finite(double a, double b, double c) { return isfinite(a) && isfinite(b) && isfinite(c); }
 
-// Both thicknesses positive and every value finite.
+// Every value finite and neither thickness below -slack (a layer may be absent).
 template <typename T>
-__device__ __forceinline__ bool is_admissible(T h1, T q1x, T q1y, T h2, T q2x, T q2y) {
-    return h1 > T(0) && h2 > T(0) && all_finite(h1, q1x, q1y) && all_finite(h2, q2x, q2y);
+__device__ __forceinline__ bool is_admissible(T h1, T q1x, T q1y, T h2, T q2x, T q2y, T slack) {
+    return h1 >= -slack && h2 >= -slack && all_finite(h1, q1x, q1y) && all_finite(h2, q2x, q2y);
 }

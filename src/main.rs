@@ -12,9 +12,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Two-layer shallow-water flow on unstructured triangle meshes (IR-Roe scheme).
+/// Two-layer shallow-water flow (ocean currents, internal waves, exchange flows) on
+/// unstructured triangle meshes, on CPUs and NVIDIA GPUs, with the improved Roe (IR-Roe)
+/// scheme of de la Asunción, Mantas, Castro and Fernández-Nieto, "An MPI-CUDA implementation
+/// of an improved Roe method for two-layer shallow water systems", J. Parallel Distrib.
+/// Comput. 72 (2012).
+///
+/// Start with `pycno example` (scenarios to copy), `pycno run`, then `pycno plot OUT`.
 #[derive(Parser)]
-#[command(name = "pycno", version, about, propagate_version = true, args_override_self = true)]
+#[command(name = "pycno", version, propagate_version = true, args_override_self = true)]
 struct Cli {
     /// Worker threads for the CPU backend (default: all cores).
     #[arg(long, global = true, allow_negative_numbers = true, value_parser = pycno::app::threads_arg)]
@@ -25,9 +31,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a scenario (with no file: the paper's circular internal dam break).
+    /// Run a scenario: mesh it, step it to its end time and write the results (VTK series,
+    /// stats.json, the resolved scenario.json, and gauges, NetCDF and maximum maps where the
+    /// scenario asks). With no file: the paper's circular internal dam break.
     Run {
-        /// Scenario file (JSON); see README.md for the format.
+        /// Scenario file (JSON): `pycno example` writes one to start from, `pycno schema`
+        /// prints the format.
         scenario: Option<PathBuf>,
         /// Target number of triangles (overrides the scenario's resolution).
         #[arg(long, allow_negative_numbers = true, value_parser = count_arg::<u64>)]
@@ -35,17 +44,23 @@ enum Command {
         /// End time in seconds (overrides time.end).
         #[arg(long, allow_negative_numbers = true)]
         t_end: Option<f64>,
-        /// Output directory (overrides output.dir).
+        /// Output directory (overrides output.dir; default out/<name>).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Replace the results of an earlier run in the output directory: its files (those
+        /// its .pycno-outputs lists, and its checkpoints) are removed first; nothing else is.
+        #[arg(long)]
+        overwrite: bool,
         /// Output interval in seconds (overrides time.output_interval / output_times).
         #[arg(long, allow_negative_numbers = true)]
         output_interval: Option<f64>,
+        /// Floating-point precision of the computation.
         #[arg(long, value_enum, default_value = "f32")]
         precision: Precision,
+        /// Where to compute.
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendChoice,
-        /// Stop after this many steps.
+        /// Stop after this many steps (the state reached is written as a last frame).
         #[arg(long, allow_negative_numbers = true, value_parser = count_arg::<u64>)]
         max_steps: Option<u64>,
         /// End the job when a rank makes no progress for SECONDS (a stopped process, a hung
@@ -56,15 +71,16 @@ enum Command {
         /// Write no VTK files (stats.json only).
         #[arg(long)]
         no_vtk: bool,
-        /// No progress output.
+        /// No progress output and no summary.
         #[arg(long, short)]
         quiet: bool,
         /// Partition directory written by `pycno partition` (multi-rank runs under mpirun;
         /// default: partition on the fly).
         #[arg(long, value_name = "DIR")]
         partition: Option<PathBuf>,
-        /// Exchange of communication cells in multi-rank runs: overlapped with the
-        /// non-communication edges (Algorithm 2 of de la Asunción et al. 2012) or blocking (their Algorithm 1).
+        /// How ranks trade the cells on their borders each step: while the interior is being
+        /// computed (overlap), or before it (blocking, slower; for comparison). These are
+        /// Algorithms 2 and 1 of de la Asunción et al. (2012).
         #[arg(long, value_enum, default_value = "overlap")]
         exchange: ExchangeMode,
         /// Write a checkpoint every STEPS steps (each rank its cells; the newest
@@ -90,6 +106,7 @@ enum Command {
     Mesh {
         /// Scenario file or mesh file (.msh, .node/.ele, .pmsh); none: the paper's domain.
         input: Option<PathBuf>,
+        /// Target number of triangles when triangulating a domain (not for mesh files).
         #[arg(long, allow_negative_numbers = true, value_parser = count_arg::<u64>)]
         cells: Option<u64>,
         /// Write the checked, reordered mesh here (format from the extension).
@@ -104,27 +121,60 @@ enum Command {
         /// Cell counts, comma-separated.
         #[arg(long, value_delimiter = ',', default_values_t = PAPER_CELLS[..5].to_vec(), allow_negative_numbers = true, value_parser = count_arg::<u64>)]
         cells: Vec<u64>,
+        /// Floating-point precision of the computation.
         #[arg(long, value_enum, default_value = "f32")]
         precision: Precision,
         /// Runs per size; the median is reported.
         #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = pycno::app::repeat_arg)]
         repeat: usize,
+        /// Simulated time of each run, in seconds.
         #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
         t_end: f64,
         /// Print JSON (the stats.json fields per size) instead of a table.
         #[arg(long)]
         json: bool,
+        /// Where to compute.
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendChoice,
         /// Time each GPU kernel and report bandwidth against the card's copy bandwidth.
         #[arg(long)]
         profile: bool,
     },
+    /// Write a shipped example scenario to start from (with the mesh files it reads); with
+    /// no NAME, list them.
+    Example {
+        /// The example's name (see `pycno example`).
+        name: Option<String>,
+        /// Directory to write it into (made if missing; default: the current directory).
+        dir: Option<PathBuf>,
+    },
+    /// Print the scenario format as a JSON Schema, for editors' completion and checks
+    /// (`pycno schema > pycno.schema.json`).
+    Schema,
+    /// Pictures of a run's output directory: a map of a frame (colour limits, colour map,
+    /// aspect for long channels), an animation, a transect along a polyline, the max maps,
+    /// the gauge time series. `pycno plot --help` lists the options.
+    #[command(disable_help_flag = true)]
+    Plot {
+        /// DIR and the picture's options (see `pycno plot --help`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).format_target(false).init();
     let cli = Cli::parse();
+    // The picture tool's exit status is the command's (2: a bad command line, as here).
+    if let Command::Plot { args } = &cli.command {
+        return match pycno::app::plot::command(args) {
+            Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     // MPI starts only for `run` under an MPI launcher; every other command and a plain run
     // never touch it.
     let mpi = if matches!(cli.command, Command::Run { .. }) && launched_by_mpi() {
@@ -194,6 +244,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             checkpoint_dir,
             checkpoint_keep,
             restart,
+            overwrite,
         } => {
             if let Some(seconds) = watchdog {
                 if !(seconds.is_finite() && seconds > 0.0 && seconds <= 1e7) {
@@ -206,6 +257,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 cells,
                 t_end,
                 out,
+                overwrite,
                 output_interval,
                 precision,
                 backend,
@@ -220,6 +272,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 checkpoint_dir,
                 checkpoint_keep,
                 restart,
+                ..Default::default()
             };
             let stats = run(&opts, comm)?;
             if !quiet && comm.is_root() {
@@ -254,6 +307,17 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             }
         }
         Command::Partition(args) => pycno::app::partition::command(&args)?,
+        Command::Example { name: None, .. } => print!("{}", pycno::app::example::listing()),
+        Command::Example { name: Some(name), dir } => {
+            let dir = dir.unwrap_or_else(|| PathBuf::from("."));
+            let files = pycno::app::example::write(&name, &dir)?;
+            for f in &files {
+                println!("wrote {}", f.display());
+            }
+            println!("run it: pycno run {}", files[0].display());
+        }
+        Command::Schema => println!("{}", pycno::app::schema::scenario_schema()),
+        Command::Plot { .. } => unreachable!("handled in main"),
         Command::Bench { cells, precision, repeat, t_end, json, backend, profile } => {
             let opts = BenchOptions { cells, precision, repeat, t_end, backend, profile };
             opts.validate()?;

@@ -163,10 +163,12 @@ fn default_run(precision: &str, mass_tol: f64) {
     assert!((540..=660).contains(&cells), "asked 600 cells, got {cells}");
     assert_eq!(stats["precision"], precision);
     assert_eq!(stats["name"], "dambreak");
-    // Nothing but the series and the stats.
+    // Nothing but the series, the stats, the resolved scenario and the list of them.
     let mut expected: Vec<PathBuf> = entries.iter().map(|e| PathBuf::from(&e.1)).collect();
     expected.push("dambreak.pvd".into());
     expected.push("stats.json".into());
+    expected.push("scenario.json".into());
+    expected.push(".pycno-outputs".into());
     expected.sort();
     let found: Vec<PathBuf> = files_under(&out);
     assert_eq!(found, expected);
@@ -207,7 +209,8 @@ fn run_with_output_interval_lists_every_frame() {
 fn run_no_vtk_writes_only_stats() {
     let d = tempdir();
     ok(d.path(), &["run", "--cells", "500", "--t-end", "0.01", "--out", "o", "--no-vtk", "-q"]);
-    assert_eq!(files_under(&d.path().join("o")), vec![PathBuf::from("stats.json")]);
+    let want: Vec<PathBuf> = [".pycno-outputs", "scenario.json", "stats.json"].iter().map(PathBuf::from).collect();
+    assert_eq!(files_under(&d.path().join("o")), want);
     check_stats(&read_json(&d.path().join("o/stats.json")), Some(0.01), 1e-5);
 }
 
@@ -598,8 +601,13 @@ fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/scenarios").join(name)
 }
 
-const EXAMPLES: [&str; 4] =
-    ["dambreak_paper.json", "channel_internal_dambreak.json", "lake_at_rest_bump.json", "island_exchange.json"];
+const EXAMPLES: [&str; 5] = [
+    "dambreak_paper.json",
+    "channel_internal_dambreak.json",
+    "lake_at_rest_bump.json",
+    "island_exchange.json",
+    "channel_gmsh_mesh.json",
+];
 
 #[test]
 fn example_scenarios_run() {
@@ -607,10 +615,11 @@ fn example_scenarios_run() {
         let d = tempdir();
         let file = example(name);
         assert!(file.exists(), "{} is missing", file.display());
-        ok(
-            d.path(),
-            &["run", file.to_str().unwrap(), "--cells", "400", "--t-end", "0.05", "--out", "o", "--no-vtk", "-q"],
-        );
+        // A mesh file's cells are what they are: --cells only where a domain is triangulated.
+        let cells: &[&str] = if name.contains("gmsh") { &[] } else { &["--cells", "400"] };
+        let mut args = vec!["run", file.to_str().unwrap(), "--t-end", "0.05", "--out", "o", "--no-vtk", "-q"];
+        args.extend_from_slice(cells);
+        ok(d.path(), &args);
         let stats = read_json(&d.path().join("o/stats.json"));
         check_stats(&stats, Some(0.05), 1e-5);
         assert_eq!(stats["hyperbolicity_fallbacks"], 0, "{name}: {stats:#}");

@@ -290,6 +290,207 @@ fn gpu_dam_break_64k_cells_1e5_steps_keeps_each_layers_mass_f32() {
     assert!(r1.abs() <= MASS_REL && r2.abs() <= MASS_REL, "mass drifts on the GPU: {r1:e}, {r2:e}");
 }
 
+/// The device-resident loop (issue 20): many steps per CUDA graph, read back once, give the
+/// host-driven loop's state bit for bit, with the same steps, step sizes and output times
+/// (a batch ends at each output time), and stop exactly at a step limit inside a batch.
+fn device_steps_equal_host_steps<T: CudaReal>() {
+    let mut s = Scenario::paper_benchmark(16040);
+    s.time.end = 0.4;
+    let pm = scenario_mesh(&s).unwrap();
+    let (depth, initial) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
+    let lay = Layout::<T>::from_topology(&pm.topo, &depth, &initial, &s.physics.reference());
+    let outputs = [0.004, 0.0125, 0.2];
+    let run = |k: u64, max_steps: Option<u64>| {
+        let mut gpu = CudaBackend::new(Model::<T>::new(&s.physics).unwrap(), &lay, 0).unwrap();
+        gpu.set_device_steps(k);
+        let plan = pycno::solver::stepper::Schedule {
+            outputs: &outputs,
+            max_steps,
+            device_steps: k,
+            ..common::plan(&s, None)
+        };
+        let (mut events, mut hit) = (0u64, Vec::new());
+        let st = step_loop(&mut gpu, &Single, &plan, &mut |_, ev| {
+            match ev {
+                pycno::solver::stepper::Event::Step { .. } => events += 1,
+                pycno::solver::stepper::Event::Output { time, step, .. } => hit.push((time, step)),
+            }
+            Ok(())
+        })
+        .unwrap();
+        (gpu.stored_state().unwrap(), st.steps, st.dt_min, st.dt_max, st.time, hit, events)
+    };
+    let host = run(1, None);
+    assert_eq!(host.6, host.1, "the host loop reports every step");
+    assert_eq!(host.5.len(), outputs.len());
+    for k in [2, 7, 32] {
+        let dev = run(k, None);
+        assert_eq!(
+            (dev.1, dev.2, dev.3, dev.4),
+            (host.1, host.2, host.3, host.4),
+            "{} k = {k}: steps, dt, time",
+            T::NAME
+        );
+        assert_eq!(dev.5, host.5, "{} k = {k}: output times and steps", T::NAME);
+        assert!(dev.0 == host.0, "{} k = {k}: the state differs from the host loop's", T::NAME);
+        // A batch ends at its size (graphs of 4 steps and up), an output time or the end.
+        let most = dev.1.div_ceil(k.min(4)) + outputs.len() as u64 + 1;
+        assert!(dev.6 <= most, "{} k = {k}: {} events for {} steps: not batched", T::NAME, dev.6, dev.1);
+        eprintln!("{} k = {k}: {} steps in {} batches, state bit for bit the host loop's", T::NAME, dev.1, dev.6);
+    }
+    // A step limit that falls inside a batch.
+    let limit = host.1 / 2 + 3;
+    let (a, b) = (run(1, Some(limit)), run(32, Some(limit)));
+    assert_eq!((a.1, b.1), (limit, limit));
+    assert!(a.0 == b.0 && a.4 == b.4, "{}: stopped at step {limit}, the states differ", T::NAME);
+}
+
+#[test]
+fn device_steps_equal_host_steps_f32() {
+    if gpu() {
+        device_steps_equal_host_steps::<f32>();
+    }
+}
+
+#[test]
+fn device_steps_equal_host_steps_f64() {
+    if gpu() {
+        device_steps_equal_host_steps::<f64>();
+    }
+}
+
+/// The max maps kept on the GPU (the extremes kernel over the device's state every step)
+/// equal, bit for bit, the same extremes folded on the host from that state read back
+/// after every step.
+fn max_maps_on_the_gpu<T: CudaReal>() {
+    use pycno::physics::extremes::{self, Arrival, E_ARRIVAL};
+    use pycno::solver::stepper::Event;
+    if !gpu() {
+        return;
+    }
+    let mut s = Scenario::paper_benchmark(4000);
+    s.time.end = 0.3;
+    let pm = scenario_mesh(&s).unwrap();
+    let (depth, start) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
+    let lay = Layout::<T>::from_topology(&pm.topo, &depth, &start, &s.physics.reference());
+    let mut b = CudaBackend::new(Model::<T>::new(&s.physics).unwrap(), &lay, 0).unwrap();
+    let a = Arrival { threshold: 0.005, surface: false };
+    b.extremes_start(a, None).unwrap();
+    let st = b.state().unwrap();
+    // The frames' thicknesses (the state read back in float64), as the kernel computes them.
+    let mut host: Vec<_> =
+        st.iter().map(|c| extremes::start(c.h1, c.q1[0], c.q1[1], c.h2, c.q2[0], c.q2[1], a)).collect();
+    let plan = pycno::solver::stepper::Schedule { device_steps: 1, ..common::plan(&s, Some(60)) };
+    step_loop(&mut b, &Single, &plan, &mut |b, ev| {
+        if let Event::Step { time, .. } = ev {
+            b.extremes_fold(time)?;
+            for (e, c) in host.iter_mut().zip(b.state()?) {
+                extremes::fold(e, c.h1, c.q1[0], c.q1[1], c.h2, c.q2[0], c.q2[1], time, a);
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+    let dev = b.extremes().unwrap();
+    assert_eq!(dev.len(), host.len());
+    for (k, (d, h)) in dev.iter().zip(&host).enumerate() {
+        assert_eq!(d.map(f64::to_bits), h.map(f64::to_bits), "cell {k}: GPU {d:?}, host {h:?}");
+    }
+    let arrived = host.iter().filter(|e| e[E_ARRIVAL] > 0.0).count();
+    assert!(arrived > 0 && arrived < host.len(), "{arrived} of {} cells arrived: the test tests little", host.len());
+}
+
+#[test]
+fn max_maps_on_the_gpu_f32() {
+    max_maps_on_the_gpu::<f32>();
+}
+#[test]
+fn max_maps_on_the_gpu_f64() {
+    max_maps_on_the_gpu::<f64>();
+}
+
+/// Issue 17 on the GPU: an island emerging through the free surface and a seamount piercing
+/// the interface (both layers, then the lower one, absent there), water at rest for 1000
+/// steps: exactly at rest on the GPU as on the CPU (`tests/wetdry.rs`), every layer's mass
+/// unchanged.
+fn island_at_rest<T: CudaReal>() {
+    for height in [7.0, 4.0] {
+        let s = scenario(&format!(
+            r#"{{ "name": "island", "domain": {{ "outer": [[-5,-5],[5,-5],[5,5],[-5,5]] }},
+                 "resolution": {{ "cells": 8000 }},
+                 "bathymetry": {{ "type": "gaussian_bump", "depth": 5, "height": {height}, "center": [0.4, -0.3], "width": 2.0 }},
+                 "initial": {{ "type": "at_rest", "interface": -2.0, "surface": 0.0 }},
+                 "physics": {{ "r": 0.9 }},
+                 "time": {{ "end": 1000.0 }} }}"#
+        ));
+        let (cpu, gpu, start, area, _, _) = run_both::<T>(&s, 1000);
+        let absent = start.iter().filter(|c| c.h2 == 0.0).count();
+        let u = max_speed(&gpu);
+        eprintln!(
+            "{}: GPU island (top at {}), {absent} cells without a lower layer, 1000 steps: max |u| = {u:.3e}",
+            T::NAME,
+            height - 5.0
+        );
+        assert!(absent > 0);
+        assert!(u == 0.0, "water at rest moved on the GPU: {u:e}");
+        assert_eq!(masses(&start, &area), masses(&gpu, &area), "mass changed at rest on the GPU");
+        assert_eq!(max_speed(&cpu), 0.0);
+    }
+}
+
+#[test]
+fn gpu_island_at_rest_f32() {
+    if gpu() {
+        island_at_rest::<f32>();
+    }
+}
+
+#[test]
+fn gpu_island_at_rest_f64() {
+    if gpu() {
+        island_at_rest::<f64>();
+    }
+}
+
+/// The full-depth lock exchange (`meshes/scenarios/lock_exchange.json`, issue 17): the GPU
+/// agrees with the CPU (relative L2 of the thicknesses and momenta), no thickness goes below
+/// zero beyond rounding, and each layer's mass is conserved.
+fn lock_exchange<T: CudaReal>(tol_h: f64, tol_q: f64) {
+    let s = Scenario::from_file(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/scenarios/lock_exchange.json"),
+    )
+    .unwrap();
+    let (cpu, gpu, start, area, _, _) = run_both::<T>(&s, 400);
+    for (name, f, tol) in [
+        ("h1", (|c: &CellState| c.h1) as fn(&CellState) -> f64, tol_h),
+        ("h2", |c| c.h2, tol_h),
+        ("q1x", |c| c.q1[0], tol_q),
+        ("q2x", |c| c.q2[0], tol_q),
+    ] {
+        let e = rel_l2(&cpu, &gpu, f);
+        eprintln!("{}: lock exchange, 400 steps, CPU vs GPU relative L2 of {name}: {e:.3e}", T::NAME);
+        assert!(e < tol, "{}: {name} differs by {e:e}", T::NAME);
+    }
+    assert!(gpu.iter().all(|c| c.is_admissible()), "a negative thickness on the GPU");
+    let ((a1, a2), (b1, b2)) = (masses(&start, &area), masses(&gpu, &area));
+    let bound = if std::mem::size_of::<T>() == 8 { 1e-13 } else { 1e-6 };
+    assert!(((a1 - b1) / a1).abs() < bound && ((a2 - b2) / a2).abs() < bound, "mass changed on the GPU");
+}
+
+#[test]
+fn gpu_lock_exchange_f32() {
+    if gpu() {
+        lock_exchange::<f32>(1e-4, 1e-2);
+    }
+}
+
+#[test]
+fn gpu_lock_exchange_f64() {
+    if gpu() {
+        lock_exchange::<f64>(1e-11, 1e-8);
+    }
+}
+
 /// Issue 18 on the GPU: every boundary kind (a tide, a time-dependent discharge in layer 1
 /// with layer 2 open, an open end, a fixed interface) and every source term at once, CPU
 /// against GPU; the per-tag mass budgets agree too, and each closes start + in - out = end.

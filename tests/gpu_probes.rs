@@ -1,6 +1,6 @@
 //! The CUDA mirror of the physics against `src/physics`, function by function: the probe
 //! kernels (`kernels/probe.cu`) evaluate the eigenvalues, the numerical flux, a boundary's
-//! ghost state and flux, and the source terms on thousands of random states, in float32
+//! ghost state and flux, the source terms and the max maps' extremes on thousands of random states, in float32
 //! and float64, and the results must agree with the Rust functions to rounding. The
 //! `#[repr(C)]` structs passed to the kernels must have the same size on both sides.
 //! Needs a GPU; where none is usable each test prints why and returns.
@@ -10,8 +10,10 @@ mod shared;
 use shared::*;
 
 use pycno::physics::eigen::eigenvalues;
+use pycno::physics::extremes;
 use pycno::physics::{
-    boundary_flux, ghost, numerical_flux, source, Boundary, BoundaryKind, EdgeFlux, Model, Physics, Real, Side,
+    boundary_flux, ghost, needs_dry_flux, numerical_flux, settle, source, Boundary, BoundaryKind, EdgeFlux, Model,
+    Physics, Real, Side,
 };
 use pycno::solver::cuda::device;
 use pycno::solver::cuda::launch::{CudaReal, DeviceArrays};
@@ -237,6 +239,59 @@ fn sources_agree<T: CudaReal>(tol: f64) {
     });
 }
 
+/// The extremes (max maps) started from a state and folded with one, on random states and
+/// extremes: every operation is rounded on its own on both sides, so they agree bit for bit.
+fn extremes_agree<T: CudaReal>() {
+    let m64 = model::<f64>(0.998, 0.0);
+    with_gpu(model::<T>(0.998, 0.0), |p| {
+        let mut rng = Rng::new(505);
+        for surface in [false, true] {
+            let a = extremes::Arrival { threshold: 0.01, surface };
+            let t = 1.25;
+            let states: Vec<[T; 6]> = (0..SAMPLES)
+                .map(|_| {
+                    let n = rng.unit_normal();
+                    let s = random_side(&mut rng, n);
+                    [s.h1(&m64), s.q1[0], s.q1[1], s.h2(&m64), s.q2[0], s.q2[1]].map(T::c)
+                })
+                .collect();
+            // Extremes around each state, so that about half of every comparison goes each way.
+            let ext: Vec<[f64; extremes::WIDTH]> = states
+                .iter()
+                .map(|x| {
+                    let mut e = extremes::start(x[0], x[1], x[2], x[3], x[4], x[5], a);
+                    for x in &mut e[..5] {
+                        *x *= rng.range(0.97, 1.03);
+                    }
+                    e[extremes::E_REFERENCE] += rng.range(-0.02, 0.02);
+                    e[extremes::E_ARRIVAL] = if rng.unit() < 0.3 { 0.5 } else { extremes::NOT_ARRIVED };
+                    e
+                })
+                .collect();
+            let gpu = p.extremes(&states, &ext, t, a).unwrap();
+            let mut arrived = 0;
+            for ((x, e), (g_start, g_fold)) in states.iter().zip(&ext).zip(&gpu) {
+                let start = extremes::start(x[0], x[1], x[2], x[3], x[4], x[5], a);
+                let mut fold = *e;
+                extremes::fold(&mut fold, x[0], x[1], x[2], x[3], x[4], x[5], t, a);
+                assert_eq!(start.map(f64::to_bits), g_start.map(f64::to_bits), "{}: start of {x:?}", T::NAME);
+                assert_eq!(fold.map(f64::to_bits), g_fold.map(f64::to_bits), "{}: fold of {x:?} into {e:?}", T::NAME);
+                arrived += (fold[extremes::E_ARRIVAL] == t) as usize;
+            }
+            assert!(arrived > SAMPLES / 10, "too few arrivals ({arrived}): the test tests little");
+        }
+    });
+}
+
+#[test]
+fn probe_extremes_f32() {
+    extremes_agree::<f32>();
+}
+#[test]
+fn probe_extremes_f64() {
+    extremes_agree::<f64>();
+}
+
 #[test]
 fn probe_eigenvalues_f64() {
     eigenvalues_agree::<f64>(1e-11);
@@ -268,6 +323,106 @@ fn probe_source_f64() {
 #[test]
 fn probe_source_f32() {
     sources_agree::<f32>(1e-5);
+}
+
+/// A side where each layer is absent, below the dry tolerance, thin or thick (issue 17),
+/// over a bottom that may be above the reference level, stored as the solver stores it.
+fn wet_dry_side<T: Real>(m: &Model<T>, rng: &mut Rng) -> Side<T> {
+    let mut h = || match rng.next_u64() % 4 {
+        0 => 0.0,
+        1 => rng.range(0.0, 1e-3),
+        2 => rng.range(1e-3, 1e-2),
+        _ => rng.range(0.0, 10.0),
+    };
+    let (h1, h2) = (h(), h());
+    let depth = rng.range(-2.0, 10.0);
+    let mut u = || [rng.range(-3.0, 3.0), rng.range(-3.0, 3.0)];
+    let (u1, u2) = (u(), u());
+    let c = |x: f64| T::c(x);
+    let mut s =
+        Side::from_thickness(m, c(h1), [c(h1 * u1[0]), c(h1 * u1[1])], c(h2), [c(h2 * u2[0]), c(h2 * u2[1])], c(depth));
+    settle(m, &mut s, &mut [T::zero(); 2]);
+    s
+}
+
+/// The dry-aware flux (`physics/wetdry.rs`, `kernels/wetdry.cuh`) on random wet/dry edges,
+/// every one of which takes it: the GPU equals the CPU to `tol` of the flux scale
+/// (`g h²` of the thickest layer, at least 1) and the speeds agree.
+fn dry_fluxes_agree<T: CudaReal>(tol: f64) {
+    for r in [0.998, 0.9] {
+        let m = model::<T>(r, 0.0);
+        with_gpu(m, |p| {
+            let mut rng = Rng::new(1717);
+            let mut samples = Vec::new();
+            while samples.len() < SAMPLES {
+                let (wi, wj) = (wet_dry_side(&m, &mut rng), wet_dry_side(&m, &mut rng));
+                if needs_dry_flux(&m, wi.h1(&m), wi.h2(&m), wj.h1(&m), wj.h2(&m)) {
+                    let n = rng.unit_normal();
+                    samples.push((wi, wj, [T::c(n[0]), T::c(n[1])]));
+                }
+            }
+            let gpu = p.flux(&samples).unwrap();
+            let mut worst = 0.0f64;
+            for ((wi, wj, n), f) in samples.iter().zip(&gpu) {
+                let want = numerical_flux(&m, wi, wj, *n);
+                let hmax = [wi.h1(&m), wi.h2(&m), wj.h1(&m), wj.h2(&m)].iter().fold(1.0f64, |a, h| a.max(h.f64()));
+                let scale = G * hmax * hmax;
+                worst = worst.max(flux_diff(&want, f, scale));
+                assert!(!f.fallback, "the dry-aware flux never falls back");
+                assert!((want.speed.f64() - f.speed.f64()).abs() <= tol * want.speed.f64().abs().max(1.0));
+            }
+            eprintln!(
+                "{} r = {r}: {SAMPLES} dry-aware fluxes differ by at most {worst:.2e} of the flux scale",
+                T::NAME
+            );
+            assert!(worst <= tol, "{} r = {r}: dry-aware fluxes differ by {worst:e}", T::NAME);
+        });
+    }
+}
+
+/// `settle` (momentum dropped at or below the tolerance, rounding clamped to zero, the
+/// admissibility flag) on states with thicknesses around zero: the GPU equals the CPU bit
+/// for bit (it only compares and copies).
+fn settles_agree<T: CudaReal>() {
+    let m = model::<T>(0.9, 0.0);
+    with_gpu(m, |p| {
+        let mut rng = Rng::new(1718);
+        let samples: Vec<(Side<T>, [T; 2])> = (0..SAMPLES)
+            .map(|_| {
+                let h = |rng: &mut Rng| rng.range(-2e-3, 2e-3);
+                let (h1, h2, depth) = (h(&mut rng), h(&mut rng), rng.range(-2.0, 10.0));
+                let c = |x: f64| T::c(x);
+                let s = Side::from_thickness(&m, c(h1), [c(0.1), c(-0.2)], c(h2), [c(0.3), c(0.4)], c(depth));
+                (s, [c(1e-9), c(-1e-9)])
+            })
+            .collect();
+        let gpu = p.settle(&samples).unwrap();
+        let mut clamped = 0;
+        for ((s, lo), (g, glo, gok)) in samples.iter().zip(&gpu) {
+            let (mut want, mut wlo) = (*s, *lo);
+            let ok = settle(&m, &mut want, &mut wlo);
+            clamped += (wlo != *lo) as usize;
+            assert_eq!((want, wlo, ok), (*g, *glo, *gok), "settle differs on {s:?}");
+        }
+        assert!(clamped > SAMPLES / 10, "too few clamped states ({clamped}): the test tests nothing");
+    });
+}
+
+#[test]
+fn probe_dry_flux_f64() {
+    dry_fluxes_agree::<f64>(1e-12);
+}
+#[test]
+fn probe_dry_flux_f32() {
+    dry_fluxes_agree::<f32>(1e-5);
+}
+#[test]
+fn probe_settle_f64() {
+    settles_agree::<f64>();
+}
+#[test]
+fn probe_settle_f32() {
+    settles_agree::<f32>();
 }
 
 #[test]

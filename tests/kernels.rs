@@ -13,7 +13,20 @@ fn every_kernel_compiles_for_hopper_and_ampere() {
     }
     for arch in ["sm_90", "sm_80"] {
         let ptx = compile_ptx(arch).unwrap_or_else(|e| panic!("{arch}: {e:#}"));
-        for op in ["edge", "dt", "update", "probe_eigenvalues", "probe_flux", "probe_boundary", "probe_source"] {
+        for op in [
+            "edge",
+            "dt",
+            "update",
+            "edge_resident",
+            "dt_resident",
+            "update_resident",
+            "extremes",
+            "probe_eigenvalues",
+            "probe_flux",
+            "probe_boundary",
+            "probe_source",
+            "probe_extremes",
+        ] {
             for t in ["f32", "f64"] {
                 let entry = format!(".entry {op}_{t}(");
                 assert!(ptx.contains(&entry), "{arch}: no kernel {op}_{t} in the PTX");

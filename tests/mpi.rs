@@ -190,7 +190,9 @@ fn failures_end_every_rank_with_a_message() {
 
     // A failure on one rank alone, mid-run: that rank reports and the job is taken down.
     for mode in ["overlap", "blocking"] {
-        let o = mpirun(3, &run_args(out, &["--partition", &p, "--exchange", mode]), &[("PYCNO_FAULT", "2:4")]);
+        // --overwrite: the output directory holds the run above's results.
+        let a = run_args(out, &["--partition", &p, "--exchange", mode, "--overwrite"]);
+        let o = mpirun(3, &a, &[("PYCNO_FAULT", "2:4")]);
         assert_fails_with(&o, &["rank 2 of 3", "injected fault after step 4"]);
     }
 }

@@ -2,7 +2,9 @@
 //! Mantas, Castro and Fernández-Nieto, 2012) against independent references and exact
 //! relations: equal states, rotation invariance, edge reversal, well-balancing, the
 //! non-hyperbolic fallback, and the non-conservative term (each derivation is in the
-//! comment of the test that uses it).
+//! comment of the test that uses it). They test `ir_roe_flux`, the IR-Roe scheme alone:
+//! `numerical_flux` hands thin layers and edges whose IR-Roe flux would overdraw a cell to
+//! the dry-aware flux (`physics/wetdry.rs`, tested in tests/wetdry.rs).
 
 #[path = "common/physics.rs"]
 mod shared;
@@ -13,7 +15,9 @@ use pycno::physics::boundary::mirror;
 #[allow(unused_imports)]
 use pycno::physics::eigen::{eigenvalues, eigenvector, wave_strengths, Eigenvalues};
 #[allow(unused_imports)]
-use pycno::physics::{numerical_flux, EdgeFlux, Model, Physics, Real, Side};
+use pycno::physics::flux::ir_roe_flux;
+#[allow(unused_imports)]
+use pycno::physics::{EdgeFlux, Model, Physics, Real, Side};
 use shared::*;
 
 // ---------------------------------------------------------------------------------------
@@ -46,7 +50,7 @@ fn check_equal_states<T: Real>(seed: u64, tol: f64) {
             n_skipped += 1;
             continue;
         }
-        let f = numerical_flux(&p, &w, &w, n_t);
+        let f = ir_roe_flux(&p, &w, &w, n_t);
         let (fi, fj) = flux_f64(&f);
         assert!(all_finite(&fi) && all_finite(&fj), "non-finite flux {f:?}");
         assert_eq!(fi, fj, "equal states: flux.i != flux.j: {f:?} for {w:?}");
@@ -106,8 +110,8 @@ fn edge_flux_is_rotation_invariant() {
             continue;
         }
         let rot_side = |w: &Side<f64>| Side { q1: rot(w.q1, th), q2: rot(w.q2, th), ..*w };
-        let f0 = numerical_flux(&p, &wi, &wj, n);
-        let f1 = numerical_flux(&p, &rot_side(&wi), &rot_side(&wj), rot(n, th));
+        let f0 = ir_roe_flux(&p, &wi, &wj, n);
+        let f1 = ir_roe_flux(&p, &rot_side(&wi), &rot_side(&wj), rot(n, th));
         assert_eq!(f0.fallback, f1.fallback, "rotation changed the fallback decision");
         let scale = flux_scale(G, &wi, &wj);
         let ei = max_abs_diff(&f1.i, &rot_flux(f0.i, th)) / scale;
@@ -155,8 +159,8 @@ fn reversed_edge_gives_negated_swapped_fluxes() {
             n_skipped += 1;
             continue;
         }
-        let f = numerical_flux(&p, &wi, &wj, n);
-        let g = numerical_flux(&p, &wj, &wi, [-n[0], -n[1]]);
+        let f = ir_roe_flux(&p, &wi, &wj, n);
+        let g = ir_roe_flux(&p, &wj, &wi, [-n[0], -n[1]]);
         assert_eq!(f.fallback, g.fallback, "reversal changed the fallback decision: {f:?} {g:?}");
         n_fallback += f.fallback as usize;
         let scale = flux_scale(G, &wi, &wj);
@@ -203,7 +207,7 @@ fn check_well_balanced<T: Real>(seed: u64, tol: f64) {
         let p = Model::<T>::new(&Physics { g: G, r, ..Default::default() }).unwrap();
         let (wi, wj) = at_rest_pair::<T>(&mut rng);
         let n = rng.unit_normal().map(T::c);
-        let f = numerical_flux(&p, &wi, &wj, n);
+        let f = ir_roe_flux(&p, &wi, &wj, n);
         let (fi, fj) = flux_f64(&f);
         let (wi64, wj64, n64) = (side_f64(&wi), side_f64(&wj), n.map(|x| x.f64()));
         let g = p.g.f64();
@@ -250,7 +254,7 @@ fn check_well_balanced_exact<T: Real>(seed: u64) {
         // Sanity of the construction: exact flat interface and surface in T.
         assert!(wi.th2() - wi.depth == wj.th2() - wj.depth && wi.th1() == wj.th1());
         let n = rng.unit_normal().map(T::c);
-        let f = numerical_flux(&p, &wi, &wj, n);
+        let f = ir_roe_flux(&p, &wi, &wj, n);
         assert!(!f.fallback);
         let (fi, fj) = flux_f64(&f);
         for (k, fk) in [(0usize, &fi), (1, &fj)] {
@@ -276,7 +280,7 @@ fn at_rest_is_exactly_well_balanced_at_ocean_depths_f32() {
         let at = |h: f64| Side::from_elevations(&p, zs as f32, zi as f32, [0.0; 2], [0.0; 2], h as f32);
         let (wi, wj) = (at(rng.range(-zi + 10.0, 1000.0)), at(rng.range(-zi + 10.0, 1000.0)));
         let a = rng.angle();
-        let f = numerical_flux(&p, &wi, &wj, [a.cos() as f32, a.sin() as f32]);
+        let f = ir_roe_flux(&p, &wi, &wj, [a.cos() as f32, a.sin() as f32]);
         assert!(!f.fallback);
         assert!(f.i.iter().chain(&f.j).all(|&x| x == 0.0), "flux not exactly 0 at rest: {f:?} for {wi:?} {wj:?}");
         assert!(f.speed > 0.0 && f.speed.is_finite());
@@ -362,7 +366,7 @@ fn sheared_states_fall_back_finitely() {
             continue;
         }
         n_checked += 1;
-        let f = numerical_flux(&p64, &wi, &wj, n);
+        let f = ir_roe_flux(&p64, &wi, &wj, n);
         let ctx = || {
             format!("r={r}\n  wi={wi:?}\n  wj={wj:?}\n  n={n:?}\n  Roe (h1,u1,h2,u2)=({rh1},{ru1},{rh2},{ru2}), nalgebra {:?}\n  flux={f:?}", re.all.map(|z| (z.re, z.im)))
         };
@@ -373,7 +377,7 @@ fn sheared_states_fall_back_finitely() {
         worst_speed = worst_speed.max(serr);
         assert!(serr <= EIG_REL_TOL, "fallback speed {} vs max|Re lambda| {}: {}", f.speed, re.max_abs_re, ctx());
         // f32: same decision, finite, single-valued mass.
-        let g = numerical_flux(&p32, &to_t::<f32>(&wi), &to_t::<f32>(&wj), n.map(|x| x as f32));
+        let g = ir_roe_flux(&p32, &to_t::<f32>(&wi), &to_t::<f32>(&wj), n.map(|x| x as f32));
         assert!(g.fallback, "f32: no fallback: {g:?}\n{}", ctx());
         assert!(g.i.iter().chain(&g.j).all(|x| x.is_finite()), "f32: {g:?}");
         assert!(g.i[0] == g.j[0] && g.i[3] == g.j[3], "f32: {g:?}");
@@ -402,7 +406,7 @@ fn edge_flux_is_finite_and_bounded_for_random_edges() {
         let wi = random_side(&mut rng, n);
         let wj = if total % 4 == 0 { wi } else { random_side(&mut rng, n) };
         total += 1;
-        let f = numerical_flux(&p, &wi, &wj, n);
+        let f = ir_roe_flux(&p, &wi, &wj, n);
         let scale = flux_scale(G, &wi, &wj);
         let (h1, u1, h2, u2) = roe_state(&wi, &wj, n);
         let re = ref_eig(&matrix_a(G, r, h1, u1, h2, u2));
@@ -460,7 +464,7 @@ fn check_rest_no_fallback<T: Real>(seed: u64) {
         };
         let (wi, wj) = (mk(&mut rng), mk(&mut rng));
         let n = rng.unit_normal().map(T::c);
-        let f = numerical_flux(&p, &wi, &wj, n);
+        let f = ir_roe_flux(&p, &wi, &wj, n);
         assert!(!f.fallback, "{}: fallback at rest, r={r}: {wi:?} {wj:?}", T::NAME);
         assert!(f.i.iter().chain(&f.j).all(|x| x.is_finite()));
         let e = eigenvalues(p.g, p.r, wi.th1(), T::zero(), wi.th2(), T::zero());
@@ -490,7 +494,7 @@ fn flux_difference_is_the_nonconservative_term() {
         let p = Model::<f64>::new(&Physics { g: G, r, ..Default::default() }).unwrap();
         let n = rng.unit_normal();
         let (wi, wj) = (random_side(&mut rng, n), random_side(&mut rng, n));
-        let f = numerical_flux(&p, &wi, &wj, n);
+        let f = ir_roe_flux(&p, &wi, &wj, n);
         let (h1, h2) = (0.5 * (wi.th1() + wj.th1()), 0.5 * (wi.th2() + wj.th2()));
         let dd = wj.depth - wi.depth;
         let nc1 = G * h1 * ((wj.th2() - wi.th2()) - dd);
@@ -536,7 +540,7 @@ fn supersonic_edges_are_fully_upwinded() {
         let m = 1e-6 * specs[0].max_abs;
         let right = specs.iter().all(|s| s.real.iter().all(|&l| l > m));
         let left = specs.iter().all(|s| s.real.iter().all(|&l| l < -m));
-        let f = numerical_flux(&p, &wi, &wj, n);
+        let f = ir_roe_flux(&p, &wi, &wj, n);
         let scale = flux_scale(G, &wi, &wj);
         if right {
             n_right += 1;

@@ -188,7 +188,7 @@ fn blowup_scenario(dir: &Path) -> PathBuf {
   "initial": { "type": "layers",
                "layer1": { "thickness": 0.001, "velocity": [40, 0] },
                "layer2": { "thickness": 0.999, "velocity": [0, 0] } },
-  "physics": { "g": 9.81, "r": 0.5, "gamma": 0.9 },
+  "physics": { "g": 9.81, "r": 0.5, "gamma": 0.9, "dry_tolerance": 1e-9 },
   "time": { "end": 2.0 }
 }"#,
     )
@@ -211,7 +211,19 @@ fn a_blow_up_is_caught_in_its_first_bad_step_with_a_report() {
         // The step before is healthy: the blow-up was caught in the first bad step.
         let healthy = pycno(
             np,
-            &["run", &sc, "--backend", "cpu", "-q", "--no-vtk", "--out", &o, "--max-steps", &(step - 1).to_string()],
+            // Another directory: this one holds the blown-up run's report.
+            &[
+                "run",
+                &sc,
+                "--backend",
+                "cpu",
+                "-q",
+                "--no-vtk",
+                "--out",
+                &format!("{o}_healthy"),
+                "--max-steps",
+                &(step - 1).to_string(),
+            ],
             &[],
         );
         assert!(healthy.status.success(), "{} steps should be healthy:\n{}", step - 1, text(&healthy));
@@ -273,20 +285,27 @@ fn gauges_equal_the_vtk_cell_values_on_one_and_two_ranks() {
     assert_eq!(csv[0], csv[1], "rank 0 writes the same gauges.csv on one and two ranks");
 }
 
-#[test]
-fn gauges_continue_across_a_restart() {
-    let tmp = tempfile::tempdir().unwrap();
-    let scen = gauge_scenario(tmp.path(), r#"[{"name": "centre", "at": [0.1, 0.05]}]"#);
+/// A run with a gauge to its end in `tmp/full`, and the same run killed after step 27 in
+/// `tmp/cut` with checkpoints every 10 steps.
+fn full_and_killed_gauge_runs(tmp: &Path) -> (PathBuf, PathBuf) {
+    let scen = gauge_scenario(tmp, r#"[{"name": "centre", "at": [0.1, 0.05]}]"#);
     let sc = scen.display().to_string();
-    let full = tmp.path().join("full");
+    let full = tmp.join("full");
     ok(pycno(0, &["run", &sc, "--backend", "cpu", "-q", "--out", &full.display().to_string()], &[]));
-    let cut = tmp.path().join("cut");
+    let cut = tmp.join("cut");
     let c = cut.display().to_string();
     killed(&pycno(
         0,
         &["run", &sc, "--backend", "cpu", "-q", "--out", &c, "--checkpoint-every", "10"],
         &[("PYCNO_KILL", "0:27")],
     ));
+    (full, cut)
+}
+
+#[test]
+fn gauges_continue_across_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (full, cut) = full_and_killed_gauge_runs(tmp.path());
     ok(restart(0, &cut.join("checkpoints"), &[]));
     let a = std::fs::read_to_string(full.join("gauges.csv")).unwrap();
     let b = std::fs::read_to_string(cut.join("gauges.csv")).unwrap();
@@ -467,17 +486,7 @@ fn wall_clock_checkpoints_are_written_and_restart() {
 #[test]
 fn a_restart_into_another_output_directory_keeps_the_series_and_the_gauges() {
     let tmp = tempfile::tempdir().unwrap();
-    let scen = gauge_scenario(tmp.path(), r#"[{"name": "centre", "at": [0.1, 0.05]}]"#);
-    let sc = scen.display().to_string();
-    let full = tmp.path().join("full");
-    ok(pycno(0, &["run", &sc, "--backend", "cpu", "-q", "--out", &full.display().to_string()], &[]));
-    let cut = tmp.path().join("cut");
-    let c = cut.display().to_string();
-    killed(&pycno(
-        0,
-        &["run", &sc, "--backend", "cpu", "-q", "--out", &c, "--checkpoint-every", "10"],
-        &[("PYCNO_KILL", "0:27")],
-    ));
+    let (full, cut) = full_and_killed_gauge_runs(tmp.path());
     let moved = tmp.path().join("elsewhere").join("new");
     let ck = cut.join("checkpoints").display().to_string();
     ok(pycno(0, &["run", "--restart", &ck, "--backend", "cpu", "-q", "--out", &moved.display().to_string()], &[]));

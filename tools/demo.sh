@@ -23,6 +23,7 @@ target="${CARGO_TARGET_DIR:-$ROOT/target}"
 case "$target" in /*) ;; *) target="$ROOT/$target" ;; esac
 PYCNO="$target/release/pycno"
 [ -x "$PYCNO" ] || { echo "demo: ERROR: the build left no $PYCNO" >&2; exit 1; }
+# tools/setup.sh linked ~/.cargo/bin/pycno to this build: `pycno ...` works from here on.
 
 # The paper's settings, each unless the command line gives its own (clap refuses an option
 # given twice).  With a scenario file, its own cells and times apply.
@@ -83,7 +84,8 @@ fi
 frames=$(grep -c '<DataSet' "$pvd" || true)
 echo "demo: done: $(show "$pvd") ($frames frames), statistics in $(show "$out/stats.json")"
 echo "demo: open it in ParaView:  paraview $(show "$pvd")"
-# A quick look without ParaView (the picture tool needs the venv's vtk and matplotlib).
-if png="$(python3 "$ROOT/tools/plot.py" "$out" 2>/dev/null | tail -n 1)" && [ -n "$png" ]; then
+# A quick look without ParaView (pycno plot runs tools/plot.py with the venv).
+if png="$("$PYCNO" plot "$out" 2>/dev/null | tail -n 1)" && [ -n "$png" ]; then
     echo "demo: a picture of the last frame: $(show "${png##* }")"
+    echo "demo: more: pycno plot $(show "$out") --transect \"-5,0 5,0\"   (pycno plot --help)"
 fi

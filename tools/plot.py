@@ -6,7 +6,14 @@
   plot.py DIR --field h1          any cell array; a vector one (velocity1) as its magnitude
   plot.py DIR --animate           DIR/<name>_<field>.gif: every frame, one colour scale
   plot.py DIR --gauges            DIR/gauges.png: the time series in DIR/gauges.csv
-  --out FILE                      write FILE instead
+  plot.py DIR --max               DIR/<name>_max_surface.png: a max map (<name>_max.vtu;
+                                  --field max_speed2, arrival_time, ...)
+  plot.py DIR --transect "X,Y X,Y ..."   DIR/<name>_transect_<when>.png: profile along the
+                                  polyline of the surface, interface, bottom, h1, h2 and speeds
+  --clim LO HI, --cmap NAME, --aspect equal|auto|NUMBER (e.g. 5 stretches y five times,
+  for long channels), --out FILE   write FILE instead
+
+`pycno plot ...` runs this script with the project's venv.
 
 Needs vtk, numpy and matplotlib (tools/setup.sh puts them in .venv).
 """
@@ -141,10 +148,22 @@ def atomic_save(path, write):
     print(path)
 
 
+# Set by main from --cmap, --clim and --aspect.
+STYLE = {"cmap": "viridis", "clim": None, "aspect": "equal"}
+
+
 def map_figure(tri, values, label, dpi):
-    fig, ax = plt.subplots(figsize=(7.5, 6.2), dpi=dpi)
-    coll = ax.tripcolor(tri, facecolors=values, shading="flat", cmap="viridis")
-    ax.set_aspect("equal")
+    x, y = tri.x, tri.y
+    wide = (x.max() - x.min()) / max(y.max() - y.min(), 1e-30)
+    stretch = 1.0 if STYLE["aspect"] in ("equal", "auto") else float(STYLE["aspect"])
+    # A long channel gets a wide, short figure instead of a thin strip in a square one.
+    ratio = min(max(wide / stretch, 0.5), 4.0) if STYLE["aspect"] != "auto" else 1.2
+    fig, ax = plt.subplots(figsize=(min(6.2 * ratio, 16), 6.2), dpi=dpi)
+    coll = ax.tripcolor(tri, facecolors=values, shading="flat", cmap=STYLE["cmap"])
+    if STYLE["clim"]:
+        coll.set_clim(*STYLE["clim"])
+    ax.set_aspect(1.0 if STYLE["aspect"] == "equal" else STYLE["aspect"] if STYLE["aspect"] == "auto"
+                  else float(STYLE["aspect"]))
     # No margin: the domain edge then lies under the axes frame, which hides the odd
     # unfilled boundary pixel that unantialiased triangles leave.
     ax.margins(0)
@@ -158,18 +177,21 @@ def title(name, t):
     return f"{name}: t = {t:.4g} s"
 
 
-def plot_frame(args, outdir, name, frames):
+def pick_frame(args, outdir, frames):
+    """The frame of --time (the closest), or the last."""
     if args.time is None:
-        t, path = frames[-1]
-        when = "last"
-    else:
-        times = np.array([f[0] for f in frames])
-        slack = 1e-9 * max(1.0, abs(times[-1]))  # the .pvd holds 0.30000000000000004 and such
-        if not times[0] - slack <= args.time <= times[-1] + slack:
-            raise PlotError(f"--time {args.time:g} is outside the series in {outdir} "
-                            f"({times[0]:g} to {times[-1]:g} s)")
-        t, path = frames[int(np.argmin(np.abs(times - args.time)))]
-        when = f"t{t:g}"
+        return frames[-1]
+    times = np.array([f[0] for f in frames])
+    slack = 1e-9 * max(1.0, abs(times[-1]))  # the .pvd holds 0.30000000000000004 and such
+    if not times[0] - slack <= args.time <= times[-1] + slack:
+        raise PlotError(f"--time {args.time:g} is outside the series in {outdir} "
+                        f"({times[0]:g} to {times[-1]:g} s)")
+    return frames[int(np.argmin(np.abs(times - args.time)))]
+
+
+def plot_frame(args, outdir, name, frames):
+    t, path = pick_frame(args, outdir, frames)
+    when = "last" if args.time is None else f"t{t:g}"
     grid = read_grid(path)
     tri = triangulation(grid, path)
     values = cell_field(grid, args.field, path)
@@ -196,6 +218,8 @@ def plot_animation(args, outdir, name, frames):
         series.append((t, values))
     lo = min(v.min() for _, v in series)
     hi = max(v.max() for _, v in series)
+    if STYLE["clim"]:
+        lo, hi = STYLE["clim"]
     fig, ax, coll = map_figure(tri, series[0][1], field_label(args.field, vector), args.dpi)
     coll.set_clim(lo, hi)
     ax.set_title(title(name, series[0][0]))  # before tight_layout, so the title gets its room
@@ -275,8 +299,84 @@ def plot_gauges(args, outdir, name):
     plt.close(fig)
 
 
+def plot_max(args, outdir, name):
+    field = args.field if args.field != DEFAULT_FIELD else "max_free_surface_elevation"
+    path = next((os.path.join(outdir, f"{name}_max{e}") for e in (".vtu", ".pvtu")
+                 if os.path.isfile(os.path.join(outdir, f"{name}_max{e}"))), None)
+    if path is None:
+        raise PlotError(f"{outdir}: no {name}_max.vtu (was the run given output.max_maps?)")
+    grid = read_grid(path)
+    tri = triangulation(grid, path)
+    values = cell_field(grid, field, path)
+    unit = "s" if field == "arrival_time" else "m/s" if "speed" in field else "m"
+    if field == "arrival_time":
+        values = np.ma.masked_less(values, 0)  # -1: never reached
+    fig, ax, _ = map_figure(tri, values, f"{field} [{unit}]", args.dpi)
+    ax.set_title(f"{name}: {field.replace('_', ' ')} over the run")
+    short = field.replace("max_free_surface_elevation", "max_surface")
+    out = args.out or os.path.join(outdir, f"{name}_{short}.png")
+    atomic_save(out, lambda tmp: fig.savefig(tmp, dpi=args.dpi, bbox_inches="tight", format="png"))
+    plt.close(fig)
+
+
+def parse_polyline(text):
+    try:
+        pts = [tuple(float(v) for v in p.split(",")) for p in text.replace(";", " ").split()]
+    except ValueError:
+        pts = []
+    if len(pts) < 2 or any(len(p) != 2 for p in pts) or not np.all(np.isfinite(pts)):
+        raise PlotError(f"--transect {text!r}: expected two or more points \"X,Y X,Y ...\" (metres)")
+    return np.array(pts)
+
+
+def plot_transect(args, outdir, name, frames):
+    pts = parse_polyline(args.transect)
+    t, path = pick_frame(args, outdir, frames)
+    grid = read_grid(path)
+    tri = triangulation(grid, path)
+    seg = np.hypot(*np.diff(pts, axis=0).T)
+    if np.any(seg == 0):
+        raise PlotError("--transect: two consecutive points are the same")
+    along = np.concatenate([[0.0], np.cumsum(seg)])
+    s = np.linspace(0.0, along[-1], 600)
+    xy = np.column_stack([np.interp(s, along, pts[:, 0]), np.interp(s, along, pts[:, 1])])
+    cell = tri.get_trifinder()(xy[:, 0], xy[:, 1])
+    if np.all(cell < 0):
+        raise PlotError("--transect: the polyline does not cross the domain")
+    inside = cell >= 0
+
+    def at(field):
+        v = cell_field(grid, field, path)
+        out = np.full(len(s), np.nan)
+        out[inside] = v[cell[inside]]
+        return out
+
+    fig, axes = plt.subplots(3, 1, figsize=(9, 8), sharex=True, dpi=args.dpi)
+    axes[0].plot(s, at("free_surface_elevation"), label="free surface")
+    axes[0].plot(s, at("interface_elevation"), label="interface")
+    axes[0].plot(s, -at("bathymetry"), color="0.3", label="bottom")
+    axes[0].set_ylabel("elevation [m]")
+    axes[1].plot(s, at("h1"), label="h1 (upper layer)")
+    axes[1].plot(s, at("h2"), label="h2 (lower layer)")
+    axes[1].set_ylabel("thickness [m]")
+    axes[2].plot(s, at("velocity1"), label="|velocity1|")
+    axes[2].plot(s, at("velocity2"), label="|velocity2|", linestyle="--")
+    axes[2].set_ylabel("speed [m/s]")
+    axes[2].set_xlabel("distance along the transect [m]")
+    for ax in axes:
+        ax.legend(fontsize="small")
+        ax.grid(alpha=0.3)
+    where = " - ".join(f"({x:g}, {y:g})" for x, y in pts)
+    axes[0].set_title(f"{title(name, t)}, transect {where}")
+    fig.tight_layout()
+    out = args.out or os.path.join(outdir, f"{name}_transect_{'last' if args.time is None else f't{t:g}'}.png")
+    atomic_save(out, lambda tmp: fig.savefig(tmp, dpi=args.dpi, format="png"))
+    plt.close(fig)
+
+
 def main():
     p = argparse.ArgumentParser(
+        prog=os.environ.get("PYCNO_PLOT_PROG"),
         description="Pictures of a pycno output directory: a map of one frame (default: the "
         "interface elevation at the last output time), an animated GIF of all frames, or the "
         "gauge time series.",
@@ -287,18 +387,43 @@ def main():
                    help="cell array to map (default %(default)s); a vector array, e.g. "
                    "velocity1, is mapped as its magnitude")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--time", type=float, metavar="T",
+    p.add_argument("--time", type=float, metavar="T",
                       help="map the frame whose time is closest to T seconds (default: the last)")
     mode.add_argument("--animate", action="store_true",
                       help="write DIR/<name>_<field>.gif of all frames, one colour scale")
     mode.add_argument("--gauges", action="store_true",
                       help="write DIR/gauges.png from DIR/gauges.csv")
+    mode.add_argument("--max", action="store_true",
+                      help="map a max map of DIR/<name>_max.vtu (output.max_maps): --field "
+                      "max_free_surface_elevation (default), max_interface_elevation, "
+                      "min_interface_elevation, max_speed1, max_speed2 or arrival_time")
+    mode.add_argument("--transect", metavar="'X,Y X,Y ...'",
+                      help="profile along this polyline (metres) of the surface, interface, bottom, "
+                      "h1, h2 and the speeds, at --time (default: the last frame)")
+    p.add_argument("--clim", nargs=2, type=float, metavar=("LO", "HI"), help="colour limits of a map")
+    p.add_argument("--cmap", default="viridis", help="matplotlib colour map (default %(default)s)")
+    p.add_argument("--aspect", default="equal",
+                   help="equal (default), auto (fill the figure), or a number: y drawn that many "
+                   "times as long as x (for long, narrow channels)")
     p.add_argument("--out", metavar="FILE", help="write FILE instead of the default path")
     p.add_argument("--dpi", type=int, default=110, help="resolution (default %(default)s)")
     p.add_argument("--fps", type=float, default=4, help="GIF frames per second (default %(default)s)")
     args = p.parse_args()
     if args.gauges and args.field != DEFAULT_FIELD:
         p.error("--field has no meaning with --gauges")
+    if args.time is not None and (args.max or args.gauges or args.animate):
+        p.error("--time has no meaning with --max, --gauges or --animate")
+    if args.clim and not args.clim[0] < args.clim[1]:
+        p.error(f"--clim {args.clim[0]:g} {args.clim[1]:g}: expected LO < HI")
+    if args.aspect not in ("equal", "auto"):
+        try:
+            if not float(args.aspect) > 0:
+                raise ValueError
+        except ValueError:
+            p.error(f"--aspect {args.aspect!r}: expected equal, auto or a positive number")
+    if args.cmap not in plt.colormaps():
+        p.error(f"--cmap {args.cmap!r}: not a matplotlib colour map (e.g. viridis, RdBu_r, cividis)")
+    STYLE.update(cmap=args.cmap, clim=args.clim, aspect=args.aspect)
 
     try:
         if args.out and not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
@@ -309,14 +434,20 @@ def main():
             plot_gauges(args, args.dir, run_name(args.dir))
             return 0
         name, pvd = find_pvd(args.dir)
+        if args.max:
+            plot_max(args, args.dir, name)
+            return 0
         frames = read_series(pvd)
+        if args.transect is not None:
+            plot_transect(args, args.dir, name, frames)
+            return 0
         (plot_animation if args.animate else plot_frame)(args, args.dir, name, frames)
     except PlotError as e:
-        print(f"plot.py: error: {e}", file=sys.stderr)
+        print(f"{p.prog}: error: {e}", file=sys.stderr)
         return 1
     except OSError as e:
         where = f"{e.filename}: " if e.filename else ""
-        print(f"plot.py: error: {where}{e.strerror or e}", file=sys.stderr)
+        print(f"{p.prog}: error: {where}{e.strerror or e}", file=sys.stderr)
         return 1
     return 0
 

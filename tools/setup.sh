@@ -7,7 +7,7 @@
 #    with CI=true, `apt-get update` always runs first.
 # 2. Rust (cargo) through rustup when no cargo is found on PATH or in ~/.cargo/bin.
 # 3. A Python virtual environment at .venv/ (gitignored) with the packages the tests and
-#    tools use (vtk, numpy, matplotlib), and NVIDIA's NVRTC library (no GPU needed), with which
+#    tools use (vtk, numpy, matplotlib, netCDF4, xarray, jsonschema), and NVIDIA's NVRTC library (no GPU needed), with which
 #    the tests compile the CUDA kernels on machines without a GPU.  tools/test.sh and tools/demo.sh put .venv/bin
 #    first on PATH, so the `python3` the tests run is the venv's.
 #
@@ -23,7 +23,9 @@ APT_PACKAGES=(build-essential pkg-config ca-certificates curl git python3 python
     libopenmpi-dev openmpi-bin libclang-dev)
 # nvidia-cuda-nvrtc: libnvrtc.so.13 for the CUDA 13 that cudarc is built for; tools/test.sh
 # puts it on LD_LIBRARY_PATH so that tests/kernels.rs compiles the kernels without a GPU.
-PY_PACKAGES=(vtk numpy matplotlib nvidia-cuda-nvrtc==13.0.88)
+# netCDF4, xarray: the tests read the NetCDF (UGRID) output with them; jsonschema: the tests
+# validate the examples against `pycno schema`.
+PY_PACKAGES=(vtk numpy matplotlib netCDF4 xarray jsonschema nvidia-cuda-nvrtc==13.0.88)
 # Oldest rustc the locked crates accept (nalgebra, wide); a warning only.
 RUST_MIN=1.89
 
@@ -174,7 +176,7 @@ STAMP="$VENV/.pycno-packages"
 want="${PY_PACKAGES[*]}"
 # Imports them all (a failed import fails it) and prints their versions.
 versions() {
-    "$PY" -c 'import vtk, numpy, matplotlib, glob, os, nvidia
+    "$PY" -c 'import vtk, numpy, matplotlib, netCDF4, xarray, jsonschema, glob, os, nvidia
 assert glob.glob(os.path.join(list(nvidia.__path__)[0], "cu13", "lib", "libnvrtc.so.13")), "no libnvrtc.so.13"
 print(f"vtk {vtk.vtkVersion.GetVTKVersion()}, numpy {numpy.__version__}, matplotlib {matplotlib.__version__}, NVRTC 13")' 2>&1
 }
@@ -198,4 +200,25 @@ else
     [ ${#PIP_USER[@]} -gt 0 ] || printf '%s\n' "$want" >"$STAMP"
     say "python packages: installed ($have)"
 fi
+# ---------------------------------------------------------------- 4. pycno on the PATH
+# A link in cargo's bin directory (which rustup puts on the PATH) to this checkout's release
+# build: `cargo build --release` (tools/demo.sh runs it) makes it the newest build, with no
+# copy to go stale. `pycno plot` then finds this checkout's .venv through the link.
+link_pycno() {
+    local bin="${CARGO_HOME:-$HOME/.cargo}/bin" target="${CARGO_TARGET_DIR:-$ROOT/target}"
+    case "$target" in /*) ;; *) target="$ROOT/$target" ;; esac
+    mkdir -p "$bin"
+    if [ -e "$bin/pycno" ] && [ ! -L "$bin/pycno" ]; then
+        say "pycno: $bin/pycno is a file, not pycno's link: left alone (remove it to get the link)"
+        return 0
+    fi
+    ln -sfn "$target/release/pycno" "$bin/pycno"
+    if [ -x "$target/release/pycno" ]; then
+        say "pycno: $bin/pycno -> $target/release/pycno"
+    else
+        say "pycno: $bin/pycno -> $target/release/pycno (built by cargo build --release)"
+    fi
+    case ":$PATH:" in *":$bin:"*) ;; *) say "pycno: add $bin to PATH (e.g. source ${CARGO_HOME:-$HOME/.cargo}/env)" ;; esac
+}
+link_pycno
 say "done: $(cargo --version | awk '{print $1, $2}'), python3 = $PY"

@@ -28,7 +28,7 @@ impl BenchOptions {
     pub fn validate(&self) -> Result<()> {
         if !(self.t_end > 0.0 && self.t_end <= MAX_T_END) {
             anyhow::bail!(
-                "bench --t-end: expected a simulated time in (0, {MAX_T_END}] seconds, found {:?} (for longer runs use pycno run)",
+                "bench --t-end (the benchmark's time.end): expected a simulated time in (0, {MAX_T_END}] seconds, found {:?} (for longer runs use pycno run)",
                 self.t_end
             );
         }

@@ -1,9 +1,12 @@
 //! The commands behind the CLI: preparing a mesh, running a scenario, benchmarking.
 
 pub mod bench;
+pub mod example;
 pub mod partition;
+pub mod plot;
 pub mod progress;
 pub mod run;
+pub mod schema;
 pub mod stats;
 
 use crate::mesh::{check::check_and_orient, generate, io, order::hilbert_order, Mesh, Topology};

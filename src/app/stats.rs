@@ -11,8 +11,14 @@ pub struct RunStats {
     pub edges: usize,
     pub steps: u64,
     pub t_end: f64,
+    /// The smallest time step the CFL condition gave (steps cut short to land on an output
+    /// time or the end are not counted).
     pub dt_min: f64,
     pub dt_max: f64,
+    /// The smallest step cut short to land on an output time or the end, and how many were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dt_min_clipped: Option<f64>,
+    pub clipped_steps: u64,
     pub wall_seconds: f64,
     pub stepping_seconds: f64,
     pub mesh_seconds: f64,
@@ -30,7 +36,10 @@ pub struct RunStats {
     pub mass_balance_layer1: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mass_balance_layer2: Option<f64>,
+    /// Edge evaluations that used the non-hyperbolic fallback flux ...
     pub hyperbolicity_fallbacks: u64,
+    /// ... as a fraction of all edge evaluations (steps times edges).
+    pub hyperbolicity_fallback_fraction: f64,
     pub backend: String,
     pub device: String,
     pub precision: String,
@@ -102,17 +111,22 @@ impl RunStats {
     fn base_summary(&self) -> String {
         let rel = |a: f64, b: f64| if a != 0.0 { (b - a) / a } else { b - a };
         format!(
-            "{} cells, {} edges, {} steps to t = {} (dt {:.3e} .. {:.3e})\n\
+            "{} cells, {} edges, {} steps to t = {} (CFL dt {:.3e} .. {:.3e}{})\n\
              stepping {:.3} s ({:.3e} cell-updates/s on {} threads, {}), mesh {:.3} s, output {:.3} s, wall {:.3} s\n\
              mass layer 1: {:.12e} -> {:.12e} (relative change {:.2e})\n\
              mass layer 2: {:.12e} -> {:.12e} (relative change {:.2e})\n\
-             hyperbolicity fallbacks: {} edge evaluations",
+             hyperbolicity fallbacks: {} edge evaluations ({:.2e} of all)",
             self.cells,
             self.edges,
             self.steps,
             self.t_end,
             self.dt_min,
             self.dt_max,
+            match self.dt_min_clipped {
+                Some(c) =>
+                    format!("; {} steps cut short to land on output times, the shortest {c:.3e}", self.clipped_steps),
+                None => String::new(),
+            },
             self.stepping_seconds,
             self.cell_updates_per_second,
             self.threads,
@@ -126,7 +140,8 @@ impl RunStats {
             self.mass_layer2_start,
             self.mass_layer2_end,
             rel(self.mass_layer2_start, self.mass_layer2_end),
-            self.hyperbolicity_fallbacks
+            self.hyperbolicity_fallbacks,
+            self.hyperbolicity_fallback_fraction
         )
     }
 }

@@ -12,11 +12,13 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+/// The region to triangulate: an outer polygon and optional holes (islands).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Domain {
     /// Outer boundary, a closed polygon (the last point is not repeated).
     pub outer: Vec<[f64; 2]>,
+    /// Holes (islands), each a polygon strictly inside the outer one.
     #[serde(default)]
     pub holes: Vec<Vec<[f64; 2]>>,
     /// Boundary tags of the outer polygon's segments, one name per segment (segment k runs

@@ -7,7 +7,7 @@ use crate::util::memory;
 use serde::{Deserialize, Serialize};
 
 /// How fine a generated mesh is (the scenario's `resolution` section).
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Resolution {
     /// Target number of triangles (met to within a few percent).

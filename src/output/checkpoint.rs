@@ -74,6 +74,11 @@ pub struct Meta {
     pub frames: Vec<(f64, String)>,
     pub dt_min: f64,
     pub dt_max: f64,
+    /// The smallest step cut short to land on an output time (none: absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dt_min_clipped: Option<f64>,
+    #[serde(default)]
+    pub clipped_steps: u64,
     pub mass_layer1_start: f64,
     pub mass_layer2_start: f64,
     pub hyperbolicity_fallbacks: u64,
@@ -313,6 +318,7 @@ fn ours(name: &str) -> bool {
     name == META
         || name == MARKER
         || rank.is_some_and(|r| r.len() == 5 && r.bytes().all(|b| b.is_ascii_digit()))
+        || super::extremes::is_file_name(name)
         || crate::util::atomic::is_temp_name(name)
 }
 
@@ -372,6 +378,23 @@ pub fn prune(root: &Path, keep: usize) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Remove every checkpoint pycno made under `root` and its claim (`run --overwrite` replacing
+/// an earlier run): only directories with the marker and only pycno's files in them, as
+/// [`prune`] does. Returns how many checkpoints were removed.
+pub fn remove_all(root: &Path) -> Result<usize> {
+    let mut n = 0;
+    for (_, dir) in step_dirs(root)? {
+        if dir.join(MARKER).is_file() && remove_checkpoint(&dir)? {
+            n += 1;
+        }
+    }
+    let claim = root.join(RUN_FILE);
+    if fs::symlink_metadata(&claim).is_ok() {
+        fs::remove_file(&claim).with_context(|| format!("cannot remove {}", claim.display()))?;
+    }
+    Ok(n)
 }
 
 /// The checkpoint to restart from: `path` itself when it holds a `meta.json`, else the
@@ -506,6 +529,8 @@ mod tests {
             frames: vec![(0.0, "lake_00000.vtu".into())],
             dt_min: 0.01,
             dt_max: 0.02,
+            dt_min_clipped: None,
+            clipped_steps: 0,
             mass_layer1_start: 1.0,
             boundary_budget: vec![],
             mass_layer2_start: 2.0,
@@ -596,6 +621,6 @@ mod tests {
         old["version"] = 1.into();
         fs::write(dir.join(META), old.to_string()).unwrap();
         let e = read_meta(&dir).unwrap_err().to_string();
-        assert!(e.contains("version 1 (written by an older pycno") && e.contains("reads version 2"), "{e}");
+        assert!(e.contains("version 1 was written by an earlier pycno") && e.contains("version 3"), "{e}");
     }
 }

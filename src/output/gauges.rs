@@ -8,6 +8,15 @@
 //! 0.0,0,4,1,0,0,0,0,-4,0
 //! ```
 //!
+//! With an `interval`, rows are at exactly the times `k * interval` asked for: each value is
+//! interpolated linearly in time between the states of the two steps around that time (the
+//! steps are not shortened to land on them, so the run is the same with or without gauges).
+//! Without one, a row follows every step. Output times get a row at the exact time too (the
+//! steps land on them). Values are printed with the run's precision: the shortest decimal
+//! that reads back to the same float32 (at most 9 significant digits) in an f32 run, or
+//! float64 (17) in an f64 run; an interpolated value is rounded to the run's float type.
+//! The `step` column is the step after which the row was recorded.
+//!
 //! Rows are appended one whole line per write and flushed, so a killed run keeps every row
 //! it recorded, and a write that fails part-way (a full disk) is cut back off, so the file
 //! always ends on a whole row. A restart keeps the rows up to its checkpoint's time and goes
@@ -51,6 +60,13 @@ pub struct GaugeRecorder {
     next: f64,
     /// Rank 0's open file.
     file: Option<File>,
+    /// Print values as float32 (an f32 run).
+    f32: bool,
+    /// The gauges' values after the last step seen, and its time: one end of the
+    /// interpolation to the next requested time.
+    prev: Option<(f64, Vec<f64>)>,
+    /// Time of the last row written.
+    last_row: Option<f64>,
 }
 
 impl GaugeRecorder {
@@ -135,23 +151,79 @@ impl GaugeRecorder {
             interval: g.interval,
             next,
             file,
+            f32: false,
+            prev: None,
+            last_row: resume_at,
         })
     }
 
-    /// Whether a record is due at `time` (always at output times: `force`).
-    pub fn due(&self, time: f64, force: bool) -> bool {
-        force || self.interval.is_none() || time >= self.next
+    /// Print the values as float32 (the run's precision).
+    pub fn in_f32(mut self, f32: bool) -> Self {
+        self.f32 = f32;
+        self
     }
 
-    /// Record the gauges at `time` (collective).
-    pub fn record(
+    /// After a step that reached `time` (collective): the rows of the requested times up to
+    /// `time`, interpolated from the states around them, and with `at_time` (an output time,
+    /// the start) or no interval a row at `time` itself. A second call at the same time only
+    /// adds the row at `time` if it is asked for and missing.
+    pub fn advance(
         &mut self,
         comm: &dyn Comm,
         b: &mut dyn Backend,
         step: u64,
         time: f64,
+        at_time: bool,
         depth_of: &dyn Fn(usize) -> f64,
     ) -> Result<()> {
+        let now = match &self.prev {
+            Some((t, v)) if *t == time => v.clone(),
+            _ => {
+                let now = self.values(comm, b, depth_of)?;
+                if let (Some(dt), Some((t0, v0))) = (self.interval, &self.prev) {
+                    let (t0, v0) = (*t0, v0.clone());
+                    while self.next <= time {
+                        let t = self.next;
+                        let v: Vec<f64> = if t == time {
+                            now.clone()
+                        } else {
+                            let w = (t - t0) / (time - t0);
+                            v0.iter().zip(&now).map(|(a, b)| a + w * (b - a)).collect()
+                        };
+                        self.row(comm, t, step, &v)?;
+                        self.next = next_record_time(t, dt);
+                    }
+                }
+                self.prev = Some((time, now.clone()));
+                now
+            }
+        };
+        if (at_time || self.interval.is_none()) && self.last_row != Some(time) {
+            self.row(comm, time, step, &now)?;
+            if let Some(dt) = self.interval {
+                self.next = self.next.max(next_record_time(time, dt));
+            }
+        }
+        Ok(())
+    }
+
+    /// A restart from time `time`: its state is the start of the next interpolation; no row
+    /// (the file has the rows up to the checkpoint already).
+    pub fn prime(
+        &mut self,
+        comm: &dyn Comm,
+        b: &mut dyn Backend,
+        _step: u64,
+        time: f64,
+        depth_of: &dyn Fn(usize) -> f64,
+    ) -> Result<()> {
+        let now = self.values(comm, b, depth_of)?;
+        self.prev = Some((time, now));
+        Ok(())
+    }
+
+    /// The gauges' values now, on every rank (collective).
+    fn values(&mut self, comm: &dyn Comm, b: &mut dyn Backend, depth_of: &dyn Fn(usize) -> f64) -> Result<Vec<f64>> {
         let mine: Vec<usize> = self.local.iter().flatten().copied().collect();
         let states = b.read_cells(&mine)?;
         let mut values = vec![f64::NAN; self.names.len() * QUANTITIES.len()];
@@ -168,23 +240,28 @@ impl GaugeRecorder {
         // Each gauge has one owner: its values are the only non-NaN ones (a cell's values
         // are never NaN in a healthy run; a blow-up stops the run before this).
         let all = comm.all_gather_f64(&values);
+        let n = values.len();
+        Ok((0..n).map(|k| (0..comm.size()).map(|r| all[r * n + k]).find(|x| !x.is_nan()).unwrap_or(f64::NAN)).collect())
+    }
+
+    /// One row (rank 0 writes it; collective).
+    fn row(&mut self, comm: &dyn Comm, time: f64, step: u64, values: &[f64]) -> Result<()> {
+        self.last_row = Some(time);
         if let Some(f) = &mut self.file {
-            let n = values.len();
             let mut line = format!("{time:?},{step}");
-            for k in 0..n {
-                let v = (0..comm.size()).map(|r| all[r * n + k]).find(|x| !x.is_nan()).unwrap_or(f64::NAN);
-                line.push_str(&format!(",{v:?}"));
+            for &v in values {
+                if self.f32 {
+                    line.push_str(&format!(",{:?}", v as f32));
+                } else {
+                    line.push_str(&format!(",{v:?}"));
+                }
             }
             line.push('\n');
             let r = append_row(f, line.as_bytes()).with_context(|| format!("cannot append to {}", self.path.display()));
-            agree(comm, r)?;
+            agree(comm, r)
         } else {
-            agree(comm, Ok(()))?;
+            agree(comm, Ok(()))
         }
-        if let Some(dt) = self.interval {
-            self.next = next_record_time(time, dt);
-        }
-        Ok(())
     }
 }
 

@@ -1,7 +1,10 @@
 //! Everything a run writes: VTK files for ParaView, run statistics, all written atomically.
 
 pub mod checkpoint;
+pub mod extremes;
 pub mod gauges;
+pub mod manifest;
+pub mod netcdf;
 pub mod pvd;
 pub mod series;
 pub mod vtk;

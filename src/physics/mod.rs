@@ -9,12 +9,14 @@
 
 pub mod boundary;
 pub mod eigen;
+pub mod extremes;
 pub mod flux;
 pub mod forcing;
 pub mod model;
 pub mod real;
 pub mod source;
 pub mod state;
+pub mod wetdry;
 
 pub use boundary::{boundary_flux, ghost, Boundary, BoundaryKind};
 pub use flux::{numerical_flux, EdgeFlux, Side};
@@ -23,3 +25,4 @@ pub use model::{Model, Physics, Reference};
 pub use real::{add_compensated, Real};
 pub use source::source;
 pub use state::{is_admissible, CellState, StoredCell};
+pub use wetdry::{dry_flux, needs_dry_flux, settle};

@@ -18,7 +18,7 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
 /// The scenario's `physics` section: parameters as a user writes them, in float64.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Physics {
     /// Gravity (m/s²).
@@ -56,6 +56,11 @@ pub struct Physics {
     /// at rest is stored as exact zeros); `None` here means both levels at 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<Reference>,
+    /// Thickness (m) at or below which a layer counts as absent (`physics/wetdry.rs`): its
+    /// velocity is zero, its momentum is dropped, and no mass leaves it. Default 1e-3 m (as
+    /// GeoClaw's); edges where a layer is thinner than ten times this take the dry-aware flux.
+    #[serde(default = "default_dry_tolerance")]
+    pub dry_tolerance: f64,
 }
 
 /// A rest state: a flat free surface and a flat interface, as elevations (m) above the
@@ -63,7 +68,7 @@ pub struct Physics {
 /// thickness as `h1 - (surface - interface)` and layer 2's as the interface's elevation
 /// above `interface`, `h2 - H - interface`: water at rest at these levels is stored as exact
 /// zeros, and the jumps the flux needs are jumps of the stored numbers.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Reference {
     pub surface: f64,
@@ -78,7 +83,7 @@ impl Reference {
 }
 
 /// The Coriolis parameter, given directly or by latitude (exactly one of the two).
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Coriolis {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -110,6 +115,9 @@ fn default_r() -> f64 {
 fn default_gamma() -> f64 {
     0.9
 }
+fn default_dry_tolerance() -> f64 {
+    1e-3
+}
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
@@ -121,11 +129,12 @@ impl Default for Physics {
             r: default_r(),
             gamma: default_gamma(),
             linear_friction: 0.0,
+            reference: None,
+            dry_tolerance: default_dry_tolerance(),
             manning: 0.0,
             interlayer_friction: 0.0,
             coriolis: None,
             wind_stress: None,
-            reference: None,
         }
     }
 }
@@ -172,6 +181,9 @@ impl Physics {
                 bail!("physics.wind_stress: expected a finite kinematic stress [x, y] in m²/s², found {w:?}");
             }
         }
+        if !(self.dry_tolerance.is_finite() && self.dry_tolerance > 0.0 && self.dry_tolerance < 1.0) {
+            bail!("physics.dry_tolerance: expected a thickness in m in (0, 1), found {}", self.dry_tolerance);
+        }
         if let Some(r) = &self.reference {
             for (name, x) in [("surface", r.surface), ("interface", r.interface)] {
                 if !x.is_finite() {
@@ -206,6 +218,11 @@ pub struct Model<T> {
     /// Layer 1's thickness in the reference rest state, `Reference::h1` rounded once from
     /// float64: h1 = d1 + ref_h1.
     pub ref_h1: T,
+    /// A layer at or below this thickness is absent (`Physics::dry_tolerance`).
+    pub dry_tolerance: T,
+    /// An edge where any of the four thicknesses is below this takes the dry-aware flux
+    /// (`physics/wetdry.rs`): [`THIN_FACTOR`] dry tolerances.
+    pub thin: T,
     /// Manning's n of the bottom (lower layer); 0 for none.
     pub manning: T,
     /// Quadratic interlayer friction coefficient; 0 for none.
@@ -216,6 +233,11 @@ pub struct Model<T> {
     pub wind_x: T,
     pub wind_y: T,
 }
+
+/// How many dry tolerances thick the thinnest layer of an edge may be for the edge to take
+/// the dry-aware flux. The IR-Roe flux is not positivity-preserving: a layer a few
+/// tolerances thick next to a thick one could be emptied below zero in one step.
+pub const THIN_FACTOR: f64 = 10.0;
 
 impl<T: Real> Model<T> {
     pub fn new(p: &Physics) -> Result<Self> {
@@ -228,6 +250,8 @@ impl<T: Real> Model<T> {
             ref_surface: T::c(rest.surface),
             ref_interface: T::c(rest.interface),
             ref_h1: T::c(rest.h1()),
+            dry_tolerance: T::c(p.dry_tolerance),
+            thin: T::c(THIN_FACTOR * p.dry_tolerance),
             manning: T::c(p.manning),
             interlayer_friction: T::c(p.interlayer_friction),
             coriolis_f: T::c(p.coriolis.map_or(0.0, |c| c.f())),

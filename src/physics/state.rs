@@ -54,9 +54,10 @@ impl CellState {
         CellState { h1: x[0], q1: [x[1], x[2]], h2: x[3], q2: [x[4], x[5]] }
     }
 
-    /// Velocity of layer 1 and layer 2.
+    /// Velocity of layer 1 and layer 2; zero where a layer is absent (no thickness: the
+    /// solver drops the momentum of a layer at or below the dry tolerance).
     pub fn velocities(&self) -> ([f64; 2], [f64; 2]) {
-        let v = |q: [f64; 2], h: f64| [q[0] / h, q[1] / h];
+        let v = |q: [f64; 2], h: f64| if h > 0.0 { [q[0] / h, q[1] / h] } else { [0.0; 2] };
         (v(self.q1, self.h1), v(self.q2, self.h2))
     }
 
@@ -70,9 +71,10 @@ impl CellState {
         self.h1 + self.h2 - depth
     }
 
-    /// The one admissibility rule (see [`is_admissible`]).
+    /// The one admissibility rule (see [`is_admissible`]), with the slack of a state read
+    /// back from a run ([`READ_BACK_SLACK`]).
     pub fn is_admissible(&self) -> bool {
-        is_admissible(self.h1, self.q1[0], self.q1[1], self.h2, self.q2[0], self.q2[1])
+        is_admissible(self.h1, self.q1[0], self.q1[1], self.h2, self.q2[0], self.q2[1], READ_BACK_SLACK)
     }
 }
 
@@ -95,8 +97,16 @@ impl StoredCell {
     /// float64 with no low part yet (the solver's layout splits them). The thicknesses at
     /// rest are subtracted in the form the initial conditions build them (`surface -
     /// interface`, `H + interface`), so water at rest at `rest`'s levels gives exact zeros.
+    ///
+    /// An absent layer is stored so that its thickness is exactly 0 (`d1 = -(surface -
+    /// interface)`; `d2 = -(H + interface)`). Over an absent lower layer, layer 1's deviation
+    /// is taken from its surface elevation, `d1 = (h1 - H - surface) - d2`: at rest at the
+    /// reference surface it is then exactly `-d2`, so the surface jump `Δd1 + Δd2` against
+    /// wet cells at rest is exactly zero (`physics/wetdry.rs`).
     pub fn from_state(s: &CellState, depth: f64, rest: &Reference) -> StoredCell {
-        StoredCell { d1: s.h1 - rest.h1(), q1: s.q1, d2: s.h2 - (depth + rest.interface), q2: s.q2, lo: [0.0; 2] }
+        let d2 = s.h2 - (depth + rest.interface);
+        let d1 = if s.h2 == 0.0 && s.h1 > 0.0 { ((s.h1 - depth) - rest.surface) - d2 } else { s.h1 - rest.h1() };
+        StoredCell { d1, q1: s.q1, d2, q2: s.q2, lo: [0.0; 2] }
     }
 
     /// The thicknesses and momenta (float64, to the precision of the stored numbers: the
@@ -132,10 +142,16 @@ impl StoredCell {
     }
 }
 
-/// Whether a state can be stepped: both thicknesses positive and every value finite. A
-/// state that is not stops the run with a blow-up report. Written once for every precision,
-/// and mirrored by `is_admissible` in `kernels/state.cuh`.
+/// Whether a state can be stepped: every value finite and neither thickness below `-slack`.
+/// A layer may be absent (thickness 0, `physics/wetdry.rs`); the update passes the dry
+/// tolerance as `slack`, and sets a thickness that rounding left negative within it to
+/// exactly 0. A state that is not admissible stops the run with a blow-up report. Written
+/// once for every precision, and mirrored by `is_admissible` in `kernels/state.cuh`.
 #[inline(always)]
-pub fn is_admissible<T: Real>(h1: T, q1x: T, q1y: T, h2: T, q2x: T, q2y: T) -> bool {
-    h1 > T::zero() && h2 > T::zero() && [h1, q1x, q1y, h2, q2x, q2y].iter().all(|x| x.is_finite())
+pub fn is_admissible<T: Real>(h1: T, q1x: T, q1y: T, h2: T, q2x: T, q2y: T, slack: T) -> bool {
+    h1 >= -slack && h2 >= -slack && [h1, q1x, q1y, h2, q2x, q2y].iter().all(|x| x.is_finite())
 }
+
+/// The slack of [`CellState::is_admissible`]: an absent layer read back in float64 is its
+/// stored zero plus the rounding of the depth in the run's precision.
+pub const READ_BACK_SLACK: f64 = 1e-6;

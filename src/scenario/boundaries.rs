@@ -25,9 +25,12 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// One tag's condition.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+/// One tag's condition: `wall` (the default), `open` (outgoing waves leave), `elevation`
+/// (prescribed free-surface and/or interface elevation) or `discharge` (volume flux into the
+/// domain per layer). The schema mirrors the hand-written deserializer below.
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[schemars(deny_unknown_fields)]
 pub enum Condition {
     Wall,
     Open,
@@ -49,16 +52,25 @@ pub enum Condition {
     },
 }
 
-/// A value over time as the scenario gives it.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+/// A value over time as the scenario gives it: a number, tides
+/// `{"mean", "tides": [{"amplitude", "period", "phase"}]}`, or a CSV file `{"file"}`.
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(untagged)]
+#[schemars(deny_unknown_fields)]
 pub enum Forcing {
     Constant(f64),
-    Tides { mean: f64, tides: Vec<Tide> },
-    File { file: PathBuf },
+    Tides {
+        #[serde(default)]
+        mean: f64,
+        tides: Vec<Tide>,
+    },
+    File {
+        file: PathBuf,
+    },
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+/// A tidal constituent: `amplitude cos(2 pi t / period - phase)`, phase in degrees.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Tide {
     pub amplitude: f64,

@@ -36,6 +36,24 @@ fn field_at(f: &Field, p: [f64; 2]) -> f64 {
     }
 }
 
+/// Water at rest with a free surface and an interface at these elevations over a bottom at
+/// depth `h_bottom`, each clipped to the bottom: an interface below the bottom leaves no
+/// lower layer, one above the surface no upper layer, and a bottom above the surface is dry
+/// land. Where nothing is clipped, the thicknesses are `surface - interface` and
+/// `h_bottom + interface`, as always (so the stored deviations are exact zeros there).
+fn levels(surface: f64, interface: f64, h_bottom: f64) -> CellState {
+    let bottom = -h_bottom;
+    if bottom >= surface {
+        CellState::at_rest(0.0, 0.0)
+    } else if interface <= bottom {
+        CellState::at_rest(surface + h_bottom, 0.0)
+    } else if interface >= surface {
+        CellState::at_rest(0.0, h_bottom + surface)
+    } else {
+        CellState::at_rest(surface - interface, h_bottom + interface)
+    }
+}
+
 /// State at point `p` over a bottom at depth `h_bottom`.
 pub fn state_at(init: &Initial, h_bottom: f64, p: [f64; 2]) -> CellState {
     let rest = CellState::at_rest;
@@ -47,9 +65,9 @@ pub fn state_at(init: &Initial, h_bottom: f64, p: [f64; 2]) -> CellState {
         }
         Initial::DamBreakX { x0, interface_left, interface_right, surface } => {
             let z = if p[0] < x0 { interface_left } else { interface_right };
-            rest(surface - z, h_bottom + z)
+            levels(surface, z, h_bottom)
         }
-        Initial::AtRest { interface, surface } => rest(surface - interface, h_bottom + interface),
+        Initial::AtRest { interface, surface } => levels(surface, interface, h_bottom),
         Initial::Layers { ref layer1, ref layer2 } => {
             let (h1, h2) = (field_at(&layer1.thickness, p), field_at(&layer2.thickness, p));
             CellState::with_velocities(h1, layer1.velocity, h2, layer2.velocity)
@@ -58,17 +76,17 @@ pub fn state_at(init: &Initial, h_bottom: f64, p: [f64; 2]) -> CellState {
 }
 
 /// Depth and state at every centroid. Fails, naming the first offending cell, where a
-/// layer would have zero or negative thickness.
+/// layer would have negative thickness (0 is an absent layer).
 pub fn evaluate(s: &Scenario, centroids: &[[f64; 2]]) -> Result<(Vec<f64>, Vec<CellState>)> {
     let depth: Vec<f64> = centroids.iter().map(|&p| depth_at(&s.bathymetry, p)).collect();
     let state: Vec<CellState> = centroids.iter().zip(&depth).map(|(&p, &h)| state_at(&s.initial, h, p)).collect();
     for (c, st) in state.iter().enumerate() {
         for (layer, h) in [(1, st.h1), (2, st.h2)] {
-            if !(h.is_finite() && h > 0.0) {
+            if !(h.is_finite() && h >= 0.0) {
                 let p = centroids[c];
                 bail!(
                     "initial: layer {layer} would have thickness {h} at cell {c} (x = {}, y = {}, bottom depth H = {}); \
-                     expected a positive thickness everywhere (check initial and bathymetry)",
+                     expected a thickness >= 0 everywhere (check initial and bathymetry)",
                     p[0], p[1], depth[c]
                 );
             }

@@ -11,13 +11,23 @@ pub use crate::mesh::generate::Resolution;
 pub use crate::physics::{Physics, Reference};
 
 use anyhow::{anyhow, bail, Context, Result};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+/// A pycno scenario: where (a domain to triangulate or a mesh file), the bottom, the initial
+/// state of both layers, the physics, the times and what to write. `pycno schema` prints this
+/// format as a JSON Schema; `pycno example NAME` writes a complete one to start from.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
+    /// The JSON Schema this file follows (`pycno schema > pycno.schema.json`), for editors'
+    /// completion and checks; pycno ignores it.
+    #[serde(default, rename = "$schema", skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// Names the output files (`<name>.pvd`, `<name>_00000.vtu`, ...): ASCII letters, digits,
+    /// `_`, `-` and `.` (not first), at most 100 characters.
     #[serde(default = "default_name")]
     pub name: String,
     /// The domain to triangulate; exactly one of `domain` and `mesh`.
@@ -26,18 +36,24 @@ pub struct Scenario {
     /// A mesh file (.msh, .node/.ele, .pmsh), relative to the scenario file.
     #[serde(default)]
     pub mesh: Option<PathBuf>,
+    /// How fine the triangulation of `domain` is.
     #[serde(default)]
     pub resolution: Resolution,
+    /// Depth of the bottom below the reference level, H(x, y), positive down (m).
     #[serde(default)]
     pub bathymetry: Bathymetry,
+    /// The state at t = 0.
     pub initial: Initial,
+    /// Gravity, density ratio, CFL number, friction.
     #[serde(default)]
     pub physics: Physics,
     /// A boundary condition per boundary tag (`scenario/boundaries.rs`); tags not listed
     /// are walls.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub boundaries: BTreeMap<String, boundaries::Condition>,
+    /// End time and output times (s).
     pub time: Time,
+    /// What the run writes, and where.
     #[serde(default)]
     pub output: Output,
     /// Points whose state is recorded over time into `gauges.csv`.
@@ -45,7 +61,7 @@ pub struct Scenario {
     pub gauges: Option<Gauges>,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Gauges {
     pub points: Vec<GaugePoint>,
@@ -55,7 +71,7 @@ pub struct Gauges {
     pub interval: Option<f64>,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GaugePoint {
     pub name: String,
@@ -67,7 +83,7 @@ fn default_name() -> String {
 }
 
 /// Depth of the bottom below the reference level, H(x, y) (positive down).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Bathymetry {
     Constant {
@@ -94,17 +110,38 @@ impl Default for Bathymetry {
 
 /// Initial state. Elevations (`surface`, `interface`) are measured upwards from the
 /// reference level, so a layer's thickness is the difference of the elevations around it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Initial {
     /// The paper's internal dam break: h1 = h1_inside within `radius` of `center`, else
     /// h1_outside; h2 fills the rest up to a flat free surface at `surface`.
-    CircularDamBreak { center: [f64; 2], radius: f64, h1_inside: f64, h1_outside: f64, surface: f64 },
+    CircularDamBreak {
+        #[serde(default)]
+        center: [f64; 2],
+        #[serde(default = "paper_radius")]
+        radius: f64,
+        #[serde(default = "paper_h1_inside")]
+        h1_inside: f64,
+        #[serde(default = "paper_h1_outside")]
+        h1_outside: f64,
+        #[serde(default)]
+        surface: f64,
+    },
     /// A straight internal dam at x = x0: interface elevation `interface_left` for x < x0,
     /// `interface_right` beyond; flat free surface.
-    DamBreakX { x0: f64, interface_left: f64, interface_right: f64, surface: f64 },
+    DamBreakX {
+        x0: f64,
+        interface_left: f64,
+        interface_right: f64,
+        #[serde(default)]
+        surface: f64,
+    },
     /// Water at rest: flat interface and free surface.
-    AtRest { interface: f64, surface: f64 },
+    AtRest {
+        interface: f64,
+        #[serde(default)]
+        surface: f64,
+    },
     /// Each layer's thickness and velocity given directly.
     Layers { layer1: Layer, layer2: Layer },
 }
@@ -118,30 +155,32 @@ fn paper_h1_outside() -> f64 {
     4.0
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Layer {
+    /// Thickness (m): a number, or a shape.
     pub thickness: Field,
+    /// Velocity [u, v] (m/s), the same everywhere.
     #[serde(default)]
     pub velocity: [f64; 2],
 }
 
 /// A scalar field: a constant, or a piecewise-constant shape.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Field {
     Constant(f64),
     Shape(Shape),
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Shape {
     Circle { center: [f64; 2], radius: f64, inside: f64, outside: f64 },
     StepX { x0: f64, left: f64, right: f64 },
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Time {
     pub end: f64,
@@ -153,23 +192,159 @@ pub struct Time {
     pub output_times: Option<Vec<f64>>,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Output {
-    #[serde(default = "default_dir")]
+    /// Output directory, relative to the working directory (default `out/<name>`). A run
+    /// refuses a directory that holds another run's results unless `--overwrite`.
+    #[serde(default, skip_serializing_if = "is_empty_path")]
     pub dir: PathBuf,
-    /// Most output frames a run may write (default [`MAX_FRAMES`]): a guard against an
-    /// interval typed in the wrong unit filling the disk.
+    /// Most output frames a run may write (default 10000): a guard against an interval
+    /// typed in the wrong unit filling the disk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_frames: Option<u64>,
+    /// Write the VTK series (`.vtu`/`.pvtu` frames and the `.pvd`); default true.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub vtk: bool,
+    /// Cell arrays of each VTK frame and of the NetCDF file (default: all of them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<Vec<OutputField>>,
+    /// Float type of the written arrays (default: the run's, so float32 for an f32 run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<OutputPrecision>,
+    /// Compression of the `.vtu` arrays: `zlib` (default; ParaView and VTK read it) or `none`.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub compression: Compression,
+    /// Also write `<name>.nc`: NetCDF (64-bit offset) in the UGRID-1.0 and CF-1.8
+    /// conventions, one file per run with a time dimension (xarray, ParaView, QGIS).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub netcdf: bool,
+    /// Maximum/minimum maps over the run and an arrival time, per cell, written to
+    /// `<name>_max.vtu` (and into the NetCDF file) at the end of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_maps: Option<MaxMaps>,
 }
-fn default_dir() -> PathBuf {
-    PathBuf::from("out")
+fn yes() -> bool {
+    true
+}
+fn is_true(b: &bool) -> bool {
+    *b
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn is_default<T: Default + PartialEq>(x: &T) -> bool {
+    *x == T::default()
+}
+fn is_empty_path(p: &Path) -> bool {
+    p.as_os_str().is_empty()
 }
 impl Default for Output {
     fn default() -> Self {
-        Output { dir: default_dir(), max_frames: None }
+        Output {
+            dir: PathBuf::new(),
+            max_frames: None,
+            vtk: true,
+            fields: None,
+            precision: None,
+            compression: Compression::default(),
+            netcdf: false,
+            max_maps: None,
+        }
     }
+}
+
+/// A cell array a run can write.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputField {
+    /// Thickness of the upper layer (m).
+    H1,
+    /// Thickness of the lower layer (m).
+    H2,
+    /// Velocity of the upper layer (m/s).
+    Velocity1,
+    /// Velocity of the lower layer (m/s).
+    Velocity2,
+    /// Elevation of the interface above the reference level, h2 - H (m).
+    InterfaceElevation,
+    /// Elevation of the free surface above the reference level, h1 + h2 - H (m).
+    FreeSurfaceElevation,
+    /// Depth of the bottom below the reference level, H (m, positive down).
+    Bathymetry,
+    /// Global cell id.
+    CellId,
+    /// The rank that owns the cell.
+    Rank,
+}
+
+impl OutputField {
+    pub const ALL: [OutputField; 9] = [
+        OutputField::H1,
+        OutputField::H2,
+        OutputField::Velocity1,
+        OutputField::Velocity2,
+        OutputField::InterfaceElevation,
+        OutputField::FreeSurfaceElevation,
+        OutputField::Bathymetry,
+        OutputField::CellId,
+        OutputField::Rank,
+    ];
+    /// The array's name in the files.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputField::H1 => "h1",
+            OutputField::H2 => "h2",
+            OutputField::Velocity1 => "velocity1",
+            OutputField::Velocity2 => "velocity2",
+            OutputField::InterfaceElevation => "interface_elevation",
+            OutputField::FreeSurfaceElevation => "free_surface_elevation",
+            OutputField::Bathymetry => "bathymetry",
+            OutputField::CellId => "cell_id",
+            OutputField::Rank => "rank",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputPrecision {
+    Float32,
+    Float64,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Compression {
+    /// zlib (`vtkZLibDataCompressor`), in blocks of 64 KiB.
+    #[default]
+    Zlib,
+    None,
+}
+
+/// Per-cell extremes over the run (GeoClaw's fgmax, ANUGA's max quantities), updated after
+/// every step on the device that runs it.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MaxMaps {
+    /// Arrival time: the first time a cell's displacement from its initial state (of the
+    /// quantity `arrival_of`) exceeds this many metres; -1 where it never does. Default 0.01.
+    #[serde(default = "default_arrival_threshold")]
+    pub arrival_threshold: f64,
+    /// Whose displacement the arrival time follows: `interface` (default) or `surface`.
+    #[serde(default)]
+    pub arrival_of: ArrivalOf,
+}
+fn default_arrival_threshold() -> f64 {
+    0.01
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalOf {
+    #[default]
+    Interface,
+    Surface,
 }
 
 /// Default most output frames (`output.max_frames` raises it).
@@ -222,8 +397,9 @@ impl Scenario {
             physics: Physics::default(),
             boundaries: BTreeMap::new(),
             time: Time { end: 0.1, output_interval: None, output_times: None },
-            output: Output::default(),
+            output: Output { dir: PathBuf::from("out/dambreak"), ..Output::default() },
             gauges: None,
+            schema: None,
         };
         s.physics.reference = Some(s.initial.rest_levels());
         s
@@ -346,6 +522,9 @@ impl Scenario {
         // The rest state the solver stores deviations from, made explicit here so that a
         // checkpoint's copy of the scenario restarts with the same one.
         s.physics.reference.get_or_insert(s.initial.rest_levels());
+        if s.output.dir.as_os_str().is_empty() {
+            s.output.dir = Path::new("out").join(&s.name);
+        }
         s.validate()?;
         Ok(s)
     }
@@ -422,6 +601,7 @@ impl Scenario {
                  times alone would not fit in memory"
             );
         }
+        self.output.validate()?;
         let frames = self.frame_count();
         if frames > max_frames as f64 {
             let field = if t.output_times.is_some() { "time.output_times" } else { "time.output_interval" };
@@ -528,9 +708,43 @@ impl Scenario {
     }
 }
 
+impl Output {
+    fn validate(&self) -> Result<()> {
+        if let Some(fields) = &self.fields {
+            if fields.is_empty() {
+                bail!("output.fields: expected at least one cell array (leave the key out to write all of them)");
+            }
+            for (k, f) in fields.iter().enumerate() {
+                if fields[..k].contains(f) {
+                    bail!("output.fields[{k}]: {:?} is listed twice", f.name());
+                }
+            }
+        }
+        if let Some(m) = &self.max_maps {
+            positive("output.max_maps.arrival_threshold", m.arrival_threshold, "threshold in metres")?;
+        }
+        Ok(())
+    }
+
+    /// The cell arrays to write, in the files' order.
+    pub fn field_list(&self) -> Vec<OutputField> {
+        match &self.fields {
+            Some(f) => OutputField::ALL.iter().copied().filter(|x| f.contains(x)).collect(),
+            None => OutputField::ALL.to_vec(),
+        }
+    }
+}
+
 fn positive(field: &str, x: f64, what: &str) -> Result<()> {
     if !(x.is_finite() && x > 0.0) {
         bail!("{field}: expected a positive {what}, found {x}");
+    }
+    Ok(())
+}
+
+fn non_negative(field: &str, x: f64, what: &str) -> Result<()> {
+    if !(x.is_finite() && x >= 0.0) {
+        bail!("{field}: expected a {what} >= 0 (0: the layer is absent), found {x}");
     }
     Ok(())
 }
@@ -595,15 +809,15 @@ impl Initial {
 impl Field {
     fn validate(&self, field: &str) -> Result<()> {
         match self {
-            Field::Constant(x) => positive(field, *x, "thickness"),
+            Field::Constant(x) => non_negative(field, *x, "thickness"),
             Field::Shape(Shape::Circle { radius, inside, outside, .. }) => {
                 positive(&format!("{field}.radius"), *radius, "radius")?;
-                positive(&format!("{field}.inside"), *inside, "thickness")?;
-                positive(&format!("{field}.outside"), *outside, "thickness")
+                non_negative(&format!("{field}.inside"), *inside, "thickness")?;
+                non_negative(&format!("{field}.outside"), *outside, "thickness")
             }
             Field::Shape(Shape::StepX { left, right, .. }) => {
-                positive(&format!("{field}.left"), *left, "thickness")?;
-                positive(&format!("{field}.right"), *right, "thickness")
+                non_negative(&format!("{field}.left"), *left, "thickness")?;
+                non_negative(&format!("{field}.right"), *right, "thickness")
             }
         }
     }

@@ -1,8 +1,9 @@
 //! What the step loop asks of a backend. The CPU backend and the CUDA backend implement it
 //! over the same data layout; the loop, the exchange and the output never see physics.
 
+use crate::physics::extremes::{Arrival, WIDTH};
 use crate::physics::{CellState, StoredCell};
-use anyhow::Result;
+use anyhow::{bail, Result};
 use std::ops::Range;
 
 /// Where a step stands, for time-dependent boundaries and sources: the time at the start
@@ -21,6 +22,49 @@ pub enum Health {
     Bad,
 }
 
+/// A batch of steps for the device to take on its own (see [`Backend::steps_on_device`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeviceSteps {
+    /// Time at the start of the first step.
+    pub t: f64,
+    /// The next output time or the end time: the step that reaches it is clipped to it, as
+    /// in the host loop, and is the batch's last.
+    pub target: f64,
+    pub gamma: f64,
+    /// At most this many steps.
+    pub limit: u64,
+}
+
+/// How a batch of device steps ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceStop {
+    /// It took its step limit (or the backend's batch size).
+    Limit,
+    /// Its last step reached the target.
+    Target,
+    /// The update before the step after the last one left a cell unphysical.
+    Unphysical,
+    /// The step after the last one had no positive finite time step.
+    NoTimeStep,
+}
+
+/// What a batch of device steps did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeviceBatch {
+    pub steps: u64,
+    /// Time after the last step.
+    pub t: f64,
+    /// The last step's length, and the smallest and largest of the batch.
+    pub dt: f64,
+    pub dt_min: f64,
+    pub dt_max: f64,
+    /// The smallest of the steps not clipped to the target (infinite if none).
+    pub dt_min_unclipped: f64,
+    /// The last step was clipped to land on the target.
+    pub clipped: bool,
+    pub stop: DeviceStop,
+}
+
 pub trait Backend: Send {
     /// "cpu (f32, 2 threads)", "cuda (f32, NVIDIA H200)", ...
     fn describe(&self) -> String;
@@ -37,6 +81,18 @@ pub trait Backend: Send {
     fn update(&mut self, step: StepContext) -> Result<()>;
     /// Whether the last update left every owned cell physical.
     fn health(&mut self) -> Result<Health>;
+    /// Take up to `req.limit` whole steps (edge pass, time step, update) on the device
+    /// without the host, exactly as the step loop would on one rank; `None` where this
+    /// backend cannot (the CPU, a GPU with kernel timing on). Only for a rank that holds
+    /// the whole mesh: there is no halo exchange between the steps.
+    fn steps_on_device(&mut self, _req: DeviceSteps) -> Result<Option<DeviceBatch>> {
+        Ok(None)
+    }
+    /// Set up what [`Backend::steps_on_device`] needs (a GPU captures its CUDA graphs), so
+    /// that set-up is not counted as stepping time.
+    fn prepare_device_steps(&mut self, _gamma: f64) -> Result<()> {
+        Ok(())
+    }
     /// Edges where the Roe matrix was not hyperbolic, since the start.
     fn fallbacks(&mut self) -> Result<u64>;
     /// Owned cells' state, in float64.
@@ -74,6 +130,20 @@ pub trait Backend: Send {
     /// wall.
     fn boundary_budget(&mut self) -> Result<Vec<[f64; 4]>> {
         Ok(vec![])
+    }
+    /// Start keeping per-cell extremes of the owned cells (`physics::extremes`, the max
+    /// maps): from the current state, or from `from` (a restart's, one record per owned cell).
+    fn extremes_start(&mut self, _arrival: Arrival, _from: Option<&[[f64; WIDTH]]>) -> Result<()> {
+        bail!("the {} backend keeps no max maps", self.name())
+    }
+    /// Fold the current state, at time `t`, into the extremes (after every step; queued on
+    /// a GPU, like a step).
+    fn extremes_fold(&mut self, _t: f64) -> Result<()> {
+        bail!("the {} backend keeps no max maps", self.name())
+    }
+    /// The owned cells' extremes.
+    fn extremes(&mut self) -> Result<Vec<[f64; WIDTH]>> {
+        bail!("the {} backend keeps no max maps", self.name())
     }
     /// Start timing each kernel (GPU backends; a no-op elsewhere).
     fn enable_kernel_timing(&mut self) {}

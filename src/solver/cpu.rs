@@ -3,8 +3,9 @@
 
 use super::backend::{Backend, Health, StepContext};
 use super::layout::{add_to_budget, budget_per_entry, Layout, BOUNDARY};
+use crate::physics::extremes::{self, Arrival, WIDTH};
 use crate::physics::{
-    add_compensated, boundary_flux, is_admissible, numerical_flux, source, CellState, Model, Real, Side, StoredCell,
+    add_compensated, boundary_flux, numerical_flux, settle, source, CellState, Model, Real, Side, StoredCell,
 };
 use anyhow::{bail, Result};
 use rayon::prelude::*;
@@ -26,6 +27,8 @@ pub struct CpuBackend<T> {
     /// The open boundary edges (`Layout::open_edges`) and the mass through each so far.
     open: Vec<[i32; 3]>,
     budget: Vec<[f64; 4]>,
+    /// Per-cell extremes of the owned cells, when kept (`output.max_maps`).
+    extremes: Option<(Arrival, Vec<[f64; WIDTH]>)>,
 }
 
 /// A raw pointer the edge pass shares between threads. Sound because every (slot, cell)
@@ -91,6 +94,7 @@ impl<T: Real> CpuBackend<T> {
             other_lo,
             open,
             budget,
+            extremes: None,
         })
     }
 
@@ -215,10 +219,13 @@ impl<T: Real> Backend for CpuBackend<T> {
                 let mut s = side(*a, *b);
                 if sources {
                     source(&model, &mut s, dt);
-                    *a = [s.d1, s.q1[0], s.q1[1], a[3]];
-                    *b = [s.d2, s.q2[0], s.q2[1], b[3]];
                 }
-                is_admissible(s.h1(&model), a[1], a[2], s.h2(&model), b[1], b[2])
+                // Vanishing layers: momentum dropped at or below the dry tolerance, rounding
+                // below zero set to an exact zero; the admissibility check (physics/wetdry.rs).
+                let ok = settle(&model, &mut s, lo);
+                *a = [s.d1, s.q1[0], s.q1[1], a[3]];
+                *b = [s.d2, s.q2[0], s.q2[1], b[3]];
+                ok
             })
             .reduce(|| true, |x, y| x && y);
         std::mem::swap(&mut self.lay.v1, &mut self.other[0]);
@@ -269,6 +276,37 @@ impl<T: Real> Backend for CpuBackend<T> {
         v1.copy_from_slice(records_as_bytes(&self.lay.v1[cells.clone()]));
         v2.copy_from_slice(records_as_bytes(&self.lay.v2[cells]));
         Ok(())
+    }
+    fn extremes_start(&mut self, arrival: Arrival, from: Option<&[[f64; WIDTH]]>) -> Result<()> {
+        let n = self.lay.n_owned;
+        let e = match from {
+            Some(f) if f.len() != n => bail!("extremes of {} cells for {n} owned cells", f.len()),
+            Some(f) => f.to_vec(),
+            None => (0..n)
+                .map(|c| {
+                    let s = self.lay.cell_state(c);
+                    extremes::start(s.h1, s.q1[0], s.q1[1], s.h2, s.q2[0], s.q2[1], arrival)
+                })
+                .collect(),
+        };
+        self.extremes = Some((arrival, e));
+        Ok(())
+    }
+    fn extremes_fold(&mut self, t: f64) -> Result<()> {
+        let Some((a, e)) = &mut self.extremes else { bail!("extremes_fold before extremes_start") };
+        let (lay, a) = (&self.lay, *a);
+        e.par_iter_mut().enumerate().with_min_len(8192).for_each(|(c, e)| {
+            // The thicknesses as the frames compute them, so the maps equal their maximum.
+            let s = lay.cell_state(c);
+            extremes::fold(e, s.h1, s.q1[0], s.q1[1], s.h2, s.q2[0], s.q2[1], t, a)
+        });
+        Ok(())
+    }
+    fn extremes(&mut self) -> Result<Vec<[f64; WIDTH]>> {
+        match &self.extremes {
+            Some((_, e)) => Ok(e.clone()),
+            None => bail!("extremes read before extremes_start"),
+        }
     }
     fn upload_receive_block(&mut self, v1: &[u8], v2: &[u8]) -> Result<()> {
         let n = self.lay.n_owned;

@@ -96,6 +96,11 @@ impl PhaseTimes {
 /// halo exchange.
 pub trait EdgePass {
     fn edge_pass(&mut self, b: &mut dyn Backend, t: f64, phases: &mut PhaseTimes) -> Result<()>;
+    /// Whether the pass is over one rank's whole mesh with nothing to exchange (then a
+    /// device may take several steps on its own).
+    fn whole_mesh(&self) -> bool {
+        false
+    }
 }
 
 /// One rank holds the whole mesh: nothing to exchange.
@@ -107,6 +112,9 @@ impl EdgePass for AllEdges {
         b.process_edges(0..b.num_edges(), t)?;
         phases.edges_interior += clock.elapsed().as_secs_f64();
         Ok(())
+    }
+    fn whole_mesh(&self) -> bool {
+        true
     }
 }
 

@@ -1,7 +1,7 @@
 //! The time loop: edge pass, local time step, global minimum, update (de la Asunción et al. 2012, section 3),
 //! with the step clipped so that output times and the end time are hit exactly.
 
-use super::backend::{Backend, Health, StepContext};
+use super::backend::{Backend, DeviceSteps, DeviceStop, Health, StepContext};
 use super::exchange::{AllEdges, EdgePass, PhaseTimes};
 use crate::comm::{watchdog, Comm};
 use anyhow::{bail, Result};
@@ -19,8 +19,12 @@ pub struct LoopStats {
 }
 
 pub enum Event {
-    /// After every step, once its outputs (if any) are written.
-    Step { step: u64, time: f64, dt: f64, output: bool },
+    /// After every step, once its outputs (if any) are written; after a batch of steps
+    /// taken on the device, once for the batch (`steps` of them; `dt` the last one's length).
+    /// `dt_min`: the smallest of the batch's steps that were not clipped (infinite if
+    /// none), `dt_max` the largest; `clipped`: the last step was cut short of the CFL step to
+    /// land on an output time or the end time (only a batch's last step can be).
+    Step { step: u64, time: f64, dt: f64, output: bool, steps: u64, dt_min: f64, dt_max: f64, clipped: bool },
     /// The time reached an output time (not called for t = 0).
     Output { index: usize, time: f64, step: u64 },
 }
@@ -49,6 +53,17 @@ pub struct Schedule<'a> {
     pub max_steps: Option<u64>,
     /// Steps already taken before `t_start` (a restart): step numbers continue from here.
     pub first_step: u64,
+    /// Steps a device may take on its own between two events (1: the host drives every
+    /// step). Observers that need every step (gauges, fault injection, checkpoints every
+    /// N steps) set 1; outputs and the end are hit exactly either way.
+    pub device_steps: u64,
+}
+
+/// Steps a GPU takes on its own between two looks from the host, at most, unless an
+/// observer needs every step: `PYCNO_DEVICE_STEPS` (1 turns it off), default 64. The
+/// results do not depend on it (tests/gpu.rs).
+pub fn default_device_steps() -> u64 {
+    std::env::var("PYCNO_DEVICE_STEPS").ok().and_then(|v| v.parse().ok()).filter(|&k| k >= 1).unwrap_or(64)
 }
 
 /// The loop on one rank holding the whole mesh.
@@ -78,12 +93,48 @@ pub fn step_loop_with(
     };
     let mut next_out = 0usize;
     let mut t = plan.t_start;
+    if plan.device_steps > 1 && edges.whole_mesh() {
+        b.prepare_device_steps(plan.gamma)?;
+    }
     while t < plan.t_end {
         if plan.max_steps.is_some_and(|m| st.steps >= m) {
             break;
         }
         let target = plan.outputs.get(next_out).copied().unwrap_or(plan.t_end).min(plan.t_end);
         let clock = Instant::now();
+        if plan.device_steps > 1 && edges.whole_mesh() {
+            let limit = plan.device_steps.min(plan.max_steps.map_or(u64::MAX, |m| m - st.steps));
+            watchdog::beat(st.steps + 1, "steps on the device");
+            if let Some(batch) = b.steps_on_device(DeviceSteps { t, target, gamma: plan.gamma, limit })? {
+                let seconds = clock.elapsed().as_secs_f64();
+                st.phases.update += seconds;
+                st.stepping_seconds += seconds;
+                st.steps += batch.steps;
+                match batch.stop {
+                    DeviceStop::Unphysical => bail!(BlowUp { step: st.steps, time: batch.t }),
+                    DeviceStop::NoTimeStep => bail!(BlowUp { step: st.steps + 1, time: batch.t }),
+                    DeviceStop::Limit | DeviceStop::Target => {}
+                }
+                t = batch.t;
+                st.time = t;
+                st.dt_min = st.dt_min.min(batch.dt_min);
+                st.dt_max = st.dt_max.max(batch.dt_max);
+                let hits = batch.stop == DeviceStop::Target;
+                let output = after_step(b, plan, &mut next_out, hits, t, st.steps, on_event)?;
+                let ev = Event::Step {
+                    step: st.steps,
+                    time: t,
+                    dt: batch.dt,
+                    output,
+                    steps: batch.steps,
+                    dt_min: batch.dt_min_unclipped,
+                    dt_max: batch.dt_max,
+                    clipped: batch.clipped,
+                };
+                on_event(b, ev)?;
+                continue;
+            }
+        }
         watchdog::beat(st.steps + 1, "the edge pass and the halo exchange");
         edges.edge_pass(b, t, &mut st.phases)?;
         let phase = Instant::now();
@@ -102,6 +153,7 @@ pub fn step_loop_with(
         }
         let remaining = target - t;
         let (dt, hits) = if dt_cfl >= remaining { (remaining, true) } else { (dt_cfl, false) };
+        let clipped = dt_cfl > remaining;
         let phase = Instant::now();
         b.update(StepContext { t, dt })?;
         st.phases.update += phase.elapsed().as_secs_f64();
@@ -111,14 +163,9 @@ pub fn step_loop_with(
         st.time = t;
         st.dt_min = st.dt_min.min(dt);
         st.dt_max = st.dt_max.max(dt);
-        watchdog::beat(st.steps, "writing output, gauges or checkpoints (collective)");
-        let mut output = false;
-        while hits && next_out < plan.outputs.len() && plan.outputs[next_out] <= t {
-            on_event(b, Event::Output { index: plan.first_output_index + next_out, time: t, step: st.steps })?;
-            next_out += 1;
-            output = true;
-        }
-        on_event(b, Event::Step { step: st.steps, time: t, dt, output })?;
+        let output = after_step(b, plan, &mut next_out, hits, t, st.steps, on_event)?;
+        let dt_min = if clipped { f64::INFINITY } else { dt };
+        on_event(b, Event::Step { step: st.steps, time: t, dt, output, steps: 1, dt_min, dt_max: dt, clipped })?;
     }
     let bad = if b.health()? == Health::Bad { -1.0 } else { 1.0 };
     if comm.min_f64(bad) < 0.0 {
@@ -128,4 +175,24 @@ pub fn step_loop_with(
         st.dt_min = 0.0;
     }
     Ok(st)
+}
+
+/// The outputs due at `t` after a step that reached its target (`hits`); whether any was.
+fn after_step(
+    b: &mut dyn Backend,
+    plan: &Schedule,
+    next_out: &mut usize,
+    hits: bool,
+    t: f64,
+    step: u64,
+    on_event: &mut dyn FnMut(&mut dyn Backend, Event) -> Result<()>,
+) -> Result<bool> {
+    watchdog::beat(step, "writing output, gauges or checkpoints (collective)");
+    let mut output = false;
+    while hits && *next_out < plan.outputs.len() && plan.outputs[*next_out] <= t {
+        on_event(b, Event::Output { index: plan.first_output_index + *next_out, time: t, step })?;
+        *next_out += 1;
+        output = true;
+    }
+    Ok(output)
 }

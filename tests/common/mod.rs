@@ -50,6 +50,7 @@ pub fn plan(s: &Scenario, max_steps: Option<u64>) -> Schedule<'static> {
         first_output_index: 1,
         max_steps,
         first_step: 0,
+        device_steps: pycno::solver::stepper::default_device_steps(),
     }
 }
 

@@ -5,7 +5,8 @@ Usage: check_gauges.py DIR
 
 For every frame of DIR/<name>.pvd, the gauges.csv row at the same time must hold exactly the
 values of each gauge's cell (named in the '# gauge NAME at (x, y): cell ID' comments) in
-that frame: h1, h2, both velocities, interface and free-surface elevation. Exits 0 when
+that frame: h1, h2, both velocities, interface and free-surface elevation (read at the
+arrays' float type: an f32 run prints its gauges with float32's digits). Exits 0 when
 every frame matches, 1 otherwise, printing one line per frame.
 """
 
@@ -61,7 +62,8 @@ def main():
                 "interface": a["interface_elevation"][k], "surface": a["free_surface_elevation"][k],
             }
             for q, w in want.items():
-                got = float(row[f"{g}_{q}"])
+                # The row is printed with the run's precision: read it back as the array's type.
+                got = float(np.asarray(row[f"{g}_{q}"]).astype(np.float64).astype(w.dtype))
                 if got != float(w):
                     problems.append(f"{g}_{q} = {got!r}, cell {c} in {os.path.basename(f)} has {float(w)!r}")
         print(f"t = {t}: {len(cells)} gauges: " + ("equal to the VTK cell values" if not problems else "; ".join(problems)))

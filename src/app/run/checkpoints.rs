@@ -148,8 +148,12 @@ impl Checkpoints {
     /// Claim the checkpoint directory for this run (rank 0; the caller agrees): a directory
     /// that holds another run's checkpoints is refused, so that pruning never deletes them
     /// and a restart never resumes the wrong run. A restart continues its checkpoint's run.
-    pub fn claim(&self, restart: Option<&Path>) -> Result<()> {
-        checkpoint::claim_for(&self.root, restart)
+    /// `run_id`: the run's id when the driver has one (its output list has the same).
+    pub fn claim(&self, run_id: Option<&str>, restart: Option<&Path>) -> Result<()> {
+        match run_id {
+            Some(id) => checkpoint::claim(&self.root, id),
+            None => checkpoint::claim_for(&self.root, restart),
+        }
     }
 
     /// Whether to write one after `step` (the same answer on every rank).
@@ -184,6 +188,11 @@ impl Checkpoints {
                 &st,
             ),
         )?;
+        // The max maps beside the cells, so that a restart continues them.
+        if run.scenario.output.max_maps.is_some() {
+            let e = agree(comm, b.extremes())?;
+            agree(comm, crate::output::extremes::write_rank(&dir, comm.rank(), step, global, &e))?;
+        }
         if self.kill_at == Some(step) && comm.is_root() {
             // SAFETY: plain libc calls; the process ends here.
             unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
@@ -234,6 +243,8 @@ impl Checkpoints {
                     frames: run.series.frames().to_vec(),
                     dt_min: r.dt_min,
                     dt_max: r.dt_max,
+                    dt_min_clipped: r.dt_min_clipped.is_finite().then_some(r.dt_min_clipped),
+                    clipped_steps: r.clipped_steps,
                     mass_layer1_start: r.mass_layer1_start,
                     mass_layer2_start: r.mass_layer2_start,
                     hyperbolicity_fallbacks: fallbacks,
@@ -252,6 +263,10 @@ impl Checkpoints {
 }
 
 impl Observer for Checkpoints {
+    /// Checkpoints every N steps fall on exact step numbers; by wall-clock time they do not.
+    fn every_step(&self) -> bool {
+        self.every.is_some()
+    }
     fn step(&mut self, run: &mut RunContext, b: &mut dyn Backend, done: StepDone) -> Result<()> {
         if self.due(run.comm, done.step) {
             self.write(run, b, done.step, done.time)?;

@@ -7,6 +7,8 @@
 //! the backend is made.
 
 pub mod checkpoints;
+pub mod maxmaps;
+pub mod netcdf;
 pub mod observers;
 pub mod part;
 pub mod report;
@@ -14,14 +16,16 @@ pub mod report;
 use super::stats::{KernelStat, RunStats};
 use super::{scenario_mesh, PreparedMesh};
 use crate::comm::{agree, Comm};
+use crate::output::checkpoint;
 use crate::output::checkpoint::Meta;
 use crate::output::gauges::GaugeRecorder;
-use crate::output::series::{Piece, Series};
+use crate::output::manifest::{self, Manifest};
+use crate::output::series::{Format, Piece, Series};
 use crate::physics::{CellState, StoredCell};
-use crate::scenario::{initial, Scenario};
+use crate::scenario::{initial, OutputPrecision, Scenario};
 use crate::solver::exchange::{AllEdges, EdgePass, ExchangeMode, Halo, PhaseTimes};
 use crate::solver::layout::kernel_bytes;
-use crate::solver::stepper::{step_loop_with, Event, Schedule};
+use crate::solver::stepper::{default_device_steps, step_loop_with, Event, Schedule};
 use crate::util::atomic::write_bytes_atomic;
 use crate::util::memory::check_run_fits;
 use anyhow::{anyhow, bail, Context, Result};
@@ -31,6 +35,7 @@ use observers::{Faults, Frames, Gauges, Observer, ProgressLine, RunContext, RunR
 use part::{make_backend, rank_submesh, RankPart};
 use report::{diagnose, max_over_ranks};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 pub use part::choose_backend;
@@ -76,6 +81,8 @@ pub struct RunOptions {
     pub cells: Option<u64>,
     pub t_end: Option<f64>,
     pub out: Option<PathBuf>,
+    /// Replace an earlier run's results in the output directory (`--overwrite`).
+    pub overwrite: bool,
     pub output_interval: Option<f64>,
     pub precision: Precision,
     pub backend: BackendChoice,
@@ -98,6 +105,13 @@ pub struct RunOptions {
     pub checkpoint_keep: usize,
     /// Resume from this checkpoint (or the newest complete one in this directory).
     pub restart: Option<PathBuf>,
+    /// Set by [`run`]: the run's id (a restart keeps its checkpoint's), the same on every
+    /// rank; the output list and the checkpoint directory are claimed under it.
+    pub run_id: Option<String>,
+    /// Set by [`run`]: the list of the files the run writes into its output directory.
+    pub manifest: Option<Arc<Manifest>>,
+    /// Set by [`run`]: the checkpoint directory a restart resumes (its max maps).
+    pub resume_dir: Option<PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -107,6 +121,7 @@ impl Default for RunOptions {
             cells: None,
             t_end: None,
             out: None,
+            overwrite: false,
             output_interval: None,
             precision: Precision::F32,
             backend: BackendChoice::Auto,
@@ -121,6 +136,9 @@ impl Default for RunOptions {
             checkpoint_dir: None,
             checkpoint_keep: 2,
             restart: None,
+            run_id: None,
+            manifest: None,
+            resume_dir: None,
         }
     }
 }
@@ -195,6 +213,33 @@ pub fn stored_cells(s: &Scenario, depth: &[f64], state: &[CellState]) -> Vec<Sto
     state.iter().zip(depth).map(|(c, &d)| StoredCell::from_state(c, d, &rest)).collect()
 }
 
+/// The same run id on every rank: rank 0's.
+fn shared_run_id(comm: &dyn Comm, mine: String) -> Result<String> {
+    let x = u64::from_str_radix(&mine, 16).map_err(|_| anyhow!("run id {mine:?} is not 16 hex digits"))?;
+    let mut words = vec![(x >> 32) as u32, x as u32];
+    comm.broadcast_u32(&mut words);
+    Ok(format!("{:016x}", (u64::from(words[0]) << 32) | u64::from(words[1])))
+}
+
+/// Whether a run writes anything into its output directory.
+fn writes_output(s: &Scenario, opts: &RunOptions) -> bool {
+    let o = &s.output;
+    (!opts.no_vtk && o.vtk) || opts.out.is_some() || s.gauges.is_some() || o.netcdf || o.max_maps.is_some()
+}
+
+/// The scenario as the run used it (after the command line's overrides), with absolute
+/// paths, for `OUT/scenario.json`: `pycno run OUT/scenario.json` runs it again from anywhere.
+pub fn resolved_scenario(s: &Scenario) -> Result<Scenario> {
+    let mut r = s.clone();
+    if let Some(m) = &s.mesh {
+        r.mesh = Some(std::fs::canonicalize(m).with_context(|| format!("mesh file {}", m.display()))?);
+    }
+    r.output.dir =
+        std::path::absolute(&s.output.dir).with_context(|| format!("output directory {}", s.output.dir.display()))?;
+    r.schema = None;
+    Ok(r)
+}
+
 pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     let wall = Instant::now();
     let restart = match &opts.restart {
@@ -205,6 +250,27 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
         Some(r) => r.scenario.clone(),
         None => agree(comm, load_scenario(opts))?,
     };
+    let run_id = match &restart {
+        Some(r) => agree(comm, checkpoint::run_id(&r.dir))?,
+        None => checkpoint::new_run_id(),
+    };
+    let run_id = agree(comm, shared_run_id(comm, run_id))?;
+    let writes = writes_output(&s, opts);
+    // Refuse another run's results before the (possibly long) meshing; nothing is removed yet.
+    if writes {
+        let dir = &s.output.dir;
+        agree(comm, if comm.is_root() { manifest::check(dir, &run_id, opts.overwrite) } else { Ok(()) })?;
+    }
+    if let (Some(r), true) = (&restart, comm.is_root() && !opts.quiet) {
+        log::info!(
+            "resuming from checkpoint {} (step {}, t = {}, written by {} on {} ranks)",
+            r.dir.display(),
+            r.meta.step,
+            r.meta.time,
+            r.meta.backend,
+            r.meta.ranks
+        );
+    }
     let source = match (&opts.restart, &opts.scenario) {
         (Some(p), _) => format!("checkpoint {}", p.display()),
         (None, Some(p)) => p.display().to_string(),
@@ -220,6 +286,25 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     };
     let choice = agree(comm, choose_backend(opts.backend, !comm.is_root()))?;
     let submesh = agree(comm, rank_submesh(opts, &pm, comm))?;
+    // Now the output directory: an earlier run's results go (with --overwrite), the list of
+    // this run's files starts, and the resolved scenario is saved first.
+    let manifest = if writes && comm.is_root() {
+        let restart_from = restart.as_ref().map(|r| r.dir.as_path());
+        let m = Manifest::prepare(&s.output.dir, &run_id, opts.overwrite, restart_from).and_then(|m| {
+            let text = serde_json::to_string_pretty(&resolved_scenario(&s)?)? + "\n";
+            write_bytes_atomic(&s.output.dir.join("scenario.json"), text.as_bytes())?;
+            m.record("scenario.json")?;
+            Ok(m)
+        });
+        agree(comm, m)?
+    } else {
+        agree(comm, Ok(Manifest::inert()))?
+    };
+    let manifest = Arc::new(manifest);
+    let mut opts = opts.clone();
+    opts.run_id = Some(run_id);
+    opts.manifest = Some(manifest.clone());
+    opts.resume_dir = restart.as_ref().map(|r| r.dir.clone());
     let boundaries = agree(comm, s.boundary_table(&pm.mesh, &pm.topo).with_context(|| source.clone()))?;
     let setup = Setup {
         resume: restart.as_ref().map(|r| &r.meta),
@@ -227,13 +312,14 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
         boundaries,
         ..Setup::new(&s, &pm, &depth, &cells)
     };
-    let mut stats = simulate(&setup, opts, choice, comm, submesh)?;
+    let mut stats = simulate(&setup, &opts, choice, comm, submesh)?;
     stats.mesh_seconds = pm.seconds;
     stats.wall_seconds = max_over_ranks(comm, wall.elapsed().as_secs_f64());
-    if !opts.no_vtk || opts.out.is_some() {
+    if writes {
         let path = s.output.dir.join("stats.json");
         let written = if comm.is_root() {
             write_bytes_atomic(&path, serde_json::to_string_pretty(&stats)?.as_bytes())
+                .and_then(|_| manifest.record("stats.json"))
         } else {
             Ok(())
         };
@@ -270,6 +356,8 @@ pub fn simulate(
         Some(r) => RunRecord {
             dt_min: r.dt_min,
             dt_max: r.dt_max,
+            dt_min_clipped: r.dt_min_clipped.unwrap_or(f64::INFINITY),
+            clipped_steps: r.clipped_steps,
             mass_layer1_start: r.mass_layer1_start,
             mass_layer2_start: r.mass_layer2_start,
             fallbacks_before: r.hyperbolicity_fallbacks,
@@ -281,6 +369,8 @@ pub fn simulate(
             RunRecord {
                 dt_min: f64::INFINITY,
                 dt_max: 0.0,
+                dt_min_clipped: f64::INFINITY,
+                clipped_steps: 0,
                 mass_layer1_start: comm.sum_f64(a),
                 mass_layer2_start: comm.sum_f64(b),
                 fallbacks_before: 0,
@@ -298,13 +388,15 @@ pub fn simulate(
         series: match resume {
             Some(r) => Series::resume(&s.output.dir, &s.name, r.frames.clone()),
             None => Series::new(&s.output.dir, &s.name),
-        },
+        }
+        .with_format(frame_format(s, opts.precision)),
         record,
         resume,
+        manifest: opts.manifest.clone().unwrap_or_default(),
     };
 
     // The observers, in the order they are called.
-    let write_vtk = !opts.no_vtk;
+    let write_vtk = !opts.no_vtk && s.output.vtk;
     let mut observers: Vec<Box<dyn Observer>> = Vec::new();
     if let Some(f) = Faults::from_env()? {
         observers.push(Box::new(f));
@@ -314,7 +406,8 @@ pub fn simulate(
     }
     let checkpoints = agree(comm, Checkpoints::new(opts, s, pm.fingerprint()))?;
     if let Some(c) = &checkpoints {
-        agree(comm, if comm.is_root() { c.claim(opts.restart.as_deref()) } else { Ok(()) })?;
+        let claim = if comm.is_root() { c.claim(opts.run_id.as_deref(), opts.restart.as_deref()) } else { Ok(()) };
+        agree(comm, claim)?;
     }
     if let Some(g) = &s.gauges {
         // A restart continues the gauges of the run that wrote the checkpoint, which may have
@@ -322,12 +415,30 @@ pub fn simulate(
         let earlier = setup.earlier_output.unwrap_or(&s.output.dir).join(crate::output::gauges::FILE);
         let at = resume.map(|r| (r.time, earlier.as_path()));
         let recorder = GaugeRecorder::new(comm, &s.output.dir, g, &pm.mesh, &pm.topo.cell_centroid, &part.global, at);
-        observers.push(Box::new(Gauges::new(agree(comm, recorder)?)));
+        let mut gauges = Gauges::new(agree(comm, recorder)?.in_f32(opts.precision == Precision::F32));
+        if resume.is_some() {
+            gauges.resume(&mut run, backend.as_mut(), first_step, t_start)?;
+        }
+        observers.push(Box::new(gauges));
+        agree(comm, run.manifest.record(crate::output::gauges::FILE))?;
+    }
+    if let Some(m) = &s.output.max_maps {
+        let from = match (resume, &opts.resume_dir) {
+            (Some(r), Some(dir)) => Some((dir.as_path(), r.ranks, r.step, r.cells)),
+            _ => None,
+        };
+        maxmaps::begin(comm, backend.as_mut(), m, from, &part.global)?;
+        observers.push(Box::new(maxmaps::MaxMaps));
+    }
+    if s.output.netcdf {
+        let nc = netcdf::NetCdf::new(&run, frame_format(s, opts.precision).f32)?;
+        observers.push(Box::new(nc));
+        agree(comm, run.manifest.record(&netcdf::file_name(&s.name)))?;
     }
     if let Some(c) = checkpoints {
         observers.push(Box::new(c));
     }
-    let progress = crate::app::progress::Progress::new(t_start, s.time.end, opts.quiet || !comm.is_root());
+    let progress = crate::app::progress::Progress::new(t_start, first_step, s.time.end, opts.quiet || !comm.is_root());
     let ranks_note = if comm.size() > 1 {
         format!(" x {} ranks ({:?} exchange)", comm.size(), opts.exchange).to_lowercase()
     } else {
@@ -357,16 +468,33 @@ pub fn simulate(
         t_start,
         t_end: s.time.end,
         gamma: s.physics.gamma,
-        outputs: if write_vtk || s.gauges.is_some() { &outputs[done..] } else { &[] },
+        outputs: if write_vtk || s.gauges.is_some() || s.output.netcdf { &outputs[done..] } else { &[] },
         first_output_index: 1 + done,
         max_steps: opts.max_steps,
         first_step,
+        device_steps: 1,
     };
+    // Observers that look at every step keep the host driving every step. So do open, forced
+    // and discharge boundaries: the GPU backend declines the device-resident loop when any
+    // boundary is not a wall (`CudaBackend::host_driven_boundaries`: tides, series and the
+    // per-tag mass budget are host-evaluated or launched per step, outside the CUDA graphs).
+    let plan = Schedule {
+        device_steps: if observers.iter().any(|o| o.every_step()) { 1 } else { default_device_steps() },
+        ..plan
+    };
+    // The last output written: (index, time); frame `done` is the last one before this
+    // process started (frame 0 at t = 0 for a new run).
+    let mut last_out = (done, t_start);
     let result = step_loop_with(backend.as_mut(), comm, edges.as_mut(), &plan, &mut |b, ev| {
         match ev {
-            Event::Step { step, time, dt, .. } => {
-                run.record.dt_min = run.record.dt_min.min(dt);
-                run.record.dt_max = run.record.dt_max.max(dt);
+            Event::Step { step, time, dt, dt_min, dt_max, clipped, .. } => {
+                let r = &mut run.record;
+                if clipped {
+                    r.dt_min_clipped = r.dt_min_clipped.min(dt);
+                    r.clipped_steps += 1;
+                }
+                r.dt_min = r.dt_min.min(dt_min);
+                r.dt_max = r.dt_max.max(dt_max);
                 let done = StepDone { step, time, dt };
                 for o in observers.iter_mut() {
                     o.step(&mut run, b, done)?;
@@ -377,10 +505,38 @@ pub fn simulate(
                 for o in observers.iter_mut() {
                     o.output(&mut run, b, index, time, step)?;
                 }
+                last_out = (index, time);
                 run.record.output_seconds += clock.elapsed().as_secs_f64();
             }
         }
         Ok(())
+    });
+    // Stopped before the end (--max-steps): the state reached is the run's last frame, with
+    // its gauge row, so the output ends where the run did.
+    let result = result.and_then(|ls| {
+        if ls.time < s.time.end && ls.time > last_out.1 && (write_vtk || s.gauges.is_some() || s.output.netcdf) {
+            let clock = Instant::now();
+            for o in observers.iter_mut() {
+                o.output(&mut run, backend.as_mut(), last_out.0 + 1, ls.time, ls.steps)?;
+            }
+            run.record.output_seconds += clock.elapsed().as_secs_f64();
+        }
+        Ok(ls)
+    });
+    // The max maps, once, at the end of the run (or where --max-steps stopped it).
+    let result = result.and_then(|ls| {
+        if s.output.max_maps.is_some() {
+            let clock = Instant::now();
+            let files = maxmaps::write(&run, backend.as_mut())?;
+            agree(comm, run.manifest.record_all(&files))?;
+            run.record.output_seconds += clock.elapsed().as_secs_f64();
+        }
+        let clock = Instant::now();
+        for o in observers.iter_mut() {
+            o.end(&mut run, backend.as_mut())?;
+        }
+        run.record.output_seconds += clock.elapsed().as_secs_f64();
+        Ok(ls)
     });
     for o in observers.iter_mut() {
         o.finish();
@@ -438,6 +594,8 @@ pub fn simulate(
         t_end: ls.time,
         dt_min: if r.dt_min.is_finite() { r.dt_min } else { 0.0 },
         dt_max: r.dt_max,
+        dt_min_clipped: r.dt_min_clipped.is_finite().then_some(r.dt_min_clipped),
+        clipped_steps: r.clipped_steps,
         stepping_seconds,
         output_seconds: r.output_seconds,
         cell_updates_per_second: cells as f64 * steps_here as f64 / stepping_seconds.max(1e-12),
@@ -451,6 +609,7 @@ pub fn simulate(
         restarted_from: resume.map(|r| r.step),
         output_dir: s.output.dir.clone(),
         hyperbolicity_fallbacks: fallbacks,
+        hyperbolicity_fallback_fraction: fallbacks as f64 / (ls.steps as f64 * pm.topo.num_edges() as f64).max(1.0),
         backend: backend.name().into(),
         device: backend.describe(),
         precision: backend.precision().into(),
@@ -459,11 +618,22 @@ pub fn simulate(
         exchange: (comm.size() > 1).then_some(opts.exchange),
         phases: PhaseTimes::mean(&phases_per_rank),
         phases_per_rank: if comm.size() > 1 { phases_per_rank } else { Vec::new() },
-        outputs: if write_vtk { outputs.len() + 1 } else { 0 },
+        outputs: if write_vtk { run.series.frames().len() } else { 0 },
         state_checksum: format!("{checksum:016x}"),
         kernels,
         ..Default::default()
     })
+}
+
+/// What the frames hold: the scenario's `output.fields`, `output.precision` (default: the
+/// run's float type) and `output.compression`.
+fn frame_format(s: &Scenario, run: Precision) -> Format {
+    let f32 = match s.output.precision {
+        Some(OutputPrecision::Float32) => true,
+        Some(OutputPrecision::Float64) => false,
+        None => run == Precision::F32,
+    };
+    Format { fields: s.output.field_list(), f32, compression: s.output.compression }
 }
 
 /// Used by `pycno run` to say where things went.

@@ -8,6 +8,7 @@ use crate::app::PreparedMesh;
 use crate::comm::{agree, Comm};
 use crate::output::checkpoint::Meta;
 use crate::output::gauges::GaugeRecorder;
+use crate::output::manifest::Manifest;
 use crate::output::series::{Piece, Series};
 use crate::scenario::Scenario;
 use crate::solver::Backend;
@@ -16,8 +17,13 @@ use anyhow::{anyhow, bail, Result};
 /// Figures of the run so far that outlive a restart (checkpoints carry them).
 #[derive(Clone, Debug)]
 pub struct RunRecord {
+    /// The smallest step the CFL condition gave (steps cut short to land on an output time
+    /// or the end are not counted here).
     pub dt_min: f64,
     pub dt_max: f64,
+    /// The smallest step cut short to land on an output time or the end, and how many were.
+    pub dt_min_clipped: f64,
+    pub clipped_steps: u64,
     pub mass_layer1_start: f64,
     pub mass_layer2_start: f64,
     /// Hyperbolicity fallbacks before this process started (a restart).
@@ -39,6 +45,8 @@ pub struct RunContext<'a> {
     pub record: RunRecord,
     /// The checkpoint this run resumed, if any.
     pub resume: Option<&'a Meta>,
+    /// The list of the files this run writes into its output directory.
+    pub manifest: std::sync::Arc<Manifest>,
 }
 
 /// A step the loop has just taken.
@@ -65,8 +73,17 @@ pub trait Observer {
     ) -> Result<()> {
         Ok(())
     }
-    /// After every step, once its outputs are written.
+    /// After every step, once its outputs are written; after a batch of steps a GPU took
+    /// on its own, once for the batch, unless [`Observer::every_step`].
     fn step(&mut self, _run: &mut RunContext, _b: &mut dyn Backend, _done: StepDone) -> Result<()> {
+        Ok(())
+    }
+    /// Whether it must see the state after every step (then the host drives every step).
+    fn every_step(&self) -> bool {
+        false
+    }
+    /// After a loop that reached its end (or --max-steps), before the statistics.
+    fn end(&mut self, _run: &mut RunContext, _b: &mut dyn Backend) -> Result<()> {
         Ok(())
     }
     /// After the loop, whatever its outcome.
@@ -78,45 +95,48 @@ pub struct Frames;
 
 impl Observer for Frames {
     fn start(&mut self, run: &mut RunContext, b: &mut dyn Backend) -> Result<()> {
-        let st = agree(run.comm, b.state())?;
-        run.series.write(run.comm, 0, 0.0, &run.piece, &st)
+        self.output(run, b, 0, 0.0, 0)
     }
     fn output(&mut self, run: &mut RunContext, b: &mut dyn Backend, index: usize, time: f64, _step: u64) -> Result<()> {
         let st = agree(run.comm, b.state())?;
-        run.series.write(run.comm, index, time, &run.piece, &st)
+        let files = run.series.write(run.comm, index, time, &run.piece, &st)?;
+        agree(run.comm, run.manifest.record_all(&files))
     }
 }
 
-/// `gauges.csv`: at the start, at every output time, and at every step its interval asks.
+/// `gauges.csv`: at the start, at every output time, and at the times its interval asks
+/// (interpolated in time between the steps around them; see `output::gauges`).
 pub struct Gauges {
     recorder: GaugeRecorder,
-    /// The step recorded at an output time, so its step event does not record it again.
-    recorded: Option<u64>,
 }
 
 impl Gauges {
     pub fn new(recorder: GaugeRecorder) -> Gauges {
-        Gauges { recorder, recorded: None }
+        Gauges { recorder }
+    }
+
+    /// A restart: the state it starts from is the first end of the next interpolation.
+    pub fn resume(&mut self, run: &mut RunContext, b: &mut dyn Backend, step: u64, time: f64) -> Result<()> {
+        let depth = &run.part.depth;
+        self.recorder.prime(run.comm, b, step, time, &|l| depth[l])
     }
 }
 
 impl Observer for Gauges {
+    fn every_step(&self) -> bool {
+        true
+    }
     fn start(&mut self, run: &mut RunContext, b: &mut dyn Backend) -> Result<()> {
         let depth = &run.part.depth;
-        self.recorder.record(run.comm, b, 0, 0.0, &|l| depth[l])
+        self.recorder.advance(run.comm, b, 0, 0.0, true, &|l| depth[l])
     }
     fn output(&mut self, run: &mut RunContext, b: &mut dyn Backend, _index: usize, time: f64, step: u64) -> Result<()> {
         let depth = &run.part.depth;
-        self.recorder.record(run.comm, b, step, time, &|l| depth[l])?;
-        self.recorded = Some(step);
-        Ok(())
+        self.recorder.advance(run.comm, b, step, time, true, &|l| depth[l])
     }
     fn step(&mut self, run: &mut RunContext, b: &mut dyn Backend, done: StepDone) -> Result<()> {
-        if self.recorded != Some(done.step) && self.recorder.due(done.time, false) {
-            let depth = &run.part.depth;
-            self.recorder.record(run.comm, b, done.step, done.time, &|l| depth[l])?;
-        }
-        Ok(())
+        let depth = &run.part.depth;
+        self.recorder.advance(run.comm, b, done.step, done.time, false, &|l| depth[l])
     }
 }
 
@@ -158,6 +178,9 @@ fn injected(var: &str) -> Result<Option<(usize, u64)>> {
 }
 
 impl Observer for Faults {
+    fn every_step(&self) -> bool {
+        true
+    }
     fn step(&mut self, run: &mut RunContext, _b: &mut dyn Backend, done: StepDone) -> Result<()> {
         let me = (run.comm.rank(), done.step);
         if self.fault == Some(me) {

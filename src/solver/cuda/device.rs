@@ -9,15 +9,18 @@ use std::sync::{Arc, OnceLock};
 
 /// The kernel sources in the order NVRTC compiles them (each header only uses the ones
 /// before it). The headers mirror the files of the same name in `src/physics/`.
-pub const KERNEL_SOURCES: [(&str, &str); 9] = [
+pub const KERNEL_SOURCES: [(&str, &str); 12] = [
     ("real.cuh", include_str!("../../../kernels/real.cuh")),
     ("state.cuh", include_str!("../../../kernels/state.cuh")),
     ("model.cuh", include_str!("../../../kernels/model.cuh")),
     ("eigen.cuh", include_str!("../../../kernels/eigen.cuh")),
     ("flux.cuh", include_str!("../../../kernels/flux.cuh")),
+    ("wetdry.cuh", include_str!("../../../kernels/wetdry.cuh")),
     ("boundary.cuh", include_str!("../../../kernels/boundary.cuh")),
     ("source.cuh", include_str!("../../../kernels/source.cuh")),
+    ("extremes.cuh", include_str!("../../../kernels/extremes.cuh")),
     ("solver.cu", include_str!("../../../kernels/solver.cu")),
+    ("resident.cu", include_str!("../../../kernels/resident.cu")),
     ("probe.cu", include_str!("../../../kernels/probe.cu")),
 ];
 

@@ -42,7 +42,7 @@ unsafe impl<T: CudaReal> ValidAsZeroBits for Boundary<T> {}
 
 /// `Arrays<T>` of `kernels/solver.cu`: device pointers and sizes, passed by value.
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct DeviceArrays {
     pub v1: u64,
     pub v2: u64,

@@ -5,20 +5,23 @@
 //! - [`launch`]: the structs the kernels receive and the launch geometry;
 //! - [`halo`]: the copy stream and pinned staging of the halo exchange;
 //! - [`timing`]: per-kernel timing for `bench --profile`;
-//! - [`probe`]: running single physics functions on the GPU, for the tests.
+//! - [`probe`]: running single physics functions on the GPU, for the tests;
+//! - [`resident`]: many steps as one CUDA graph, read back once (one rank).
 
 pub mod device;
 pub mod halo;
 pub mod launch;
 pub mod probe;
+pub mod resident;
 pub mod timing;
 
 pub use device::{copy_bandwidth, device_count, probe};
 pub use launch::CudaReal;
 
-use super::backend::{Backend, Health, StepContext};
+use super::backend::{Backend, DeviceBatch, DeviceSteps, Health, StepContext};
 use super::cpu::check_slots;
 use super::layout::{budget_per_entry, Layout};
+use crate::physics::extremes::{Arrival, WIDTH};
 use crate::physics::{Boundary, BoundaryKind, BoundarySpec, CellState, Model, Reference, StoredCell};
 use anyhow::{anyhow, bail, Context, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, PushKernelArg};
@@ -70,6 +73,17 @@ pub struct CudaBackend<T: CudaReal> {
     sync_each_launch: bool,
     timing: Option<KernelTiming>,
     halo: Option<HaloStaging<T>>,
+    /// The arrays with each buffer set current (set 0: the buffers allocated first), as the
+    /// CUDA graphs of [`resident`] hold them.
+    home: [DeviceArrays; 2],
+    resident_fns: Option<resident::ResidentFns>,
+    resident: Option<resident::Resident>,
+    /// Steps per CUDA graph (`PYCNO_DEVICE_STEPS`; below 2: the host drives every step).
+    resident_k: u64,
+    extremes_fn: CudaFunction,
+    /// Per-cell extremes of the owned cells (`output.max_maps`), one array per quantity,
+    /// and the owned cells' depths in float64 (the frames' thicknesses are computed with them).
+    extremes: Option<(Arrival, CudaSlice<f64>, CudaSlice<f64>)>,
 }
 
 impl<T: CudaReal> CudaBackend<T> {
@@ -91,8 +105,11 @@ impl<T: CudaReal> CudaBackend<T> {
                 .load_function(&format!("{op}_{}", T::SUFFIX))
                 .with_context(|| format!("kernel {op}_{} missing", T::SUFFIX))
         };
-        let (edge_fn, dt_fn, update_fn, budget_fn) = (f("edge")?, f("dt")?, f("update")?, f("budget")?);
-        let stream = ctx.default_stream();
+        let (edge_fn, dt_fn, update_fn, extremes_fn, budget_fn) =
+            (f("edge")?, f("dt")?, f("update")?, f("extremes")?, f("budget")?);
+        let resident_fns = Some(resident::ResidentFns::load(&module, T::SUFFIX)?);
+        // A stream of our own: CUDA graphs cannot be captured on the legacy default stream.
+        let stream = ctx.new_stream().map_err(|e| anyhow!("cannot make a CUDA stream on {device}: {e}"))?;
         let up = |what: &str, e: cudarc::driver::DriverError| anyhow!("cannot upload {what} to {device}: {e}");
         let cells = |v: &[[T; 4]]| stream.clone_htod(bytemuck::cast_slice::<[T; 4], T>(v)).map_err(|e| up("cells", e));
         let (v1, v2, o1, o2) = (cells(&lay.v1)?, cells(&lay.v2)?, cells(&lay.v1)?, cells(&lay.v2)?);
@@ -116,7 +133,7 @@ impl<T: CudaReal> CudaBackend<T> {
         let acc = stream.alloc_zeros::<T>(6 * 4 * n).map_err(|e| up("accumulators", e))?;
         let scratch = stream.clone_htod(&[u64::MAX, 0, 0]).map_err(|e| up("scratch", e))?;
         stream.synchronize()?;
-        Ok(CudaBackend {
+        let mut b = CudaBackend {
             ctx,
             stream,
             module,
@@ -150,7 +167,16 @@ impl<T: CudaReal> CudaBackend<T> {
             sync_each_launch: std::env::var_os("PYCNO_CUDA_SYNC").is_some(),
             timing: None,
             halo: None,
-        })
+            home: [DeviceArrays::default(); 2],
+            resident_fns,
+            resident: None,
+            resident_k: crate::solver::stepper::default_device_steps(),
+            extremes_fn,
+            extremes: None,
+        };
+        let a = b.arrays();
+        b.home = [a, DeviceArrays { v1: a.o1, v2: a.o2, o1: a.v1, o2: a.v2, lo: a.olo, olo: a.lo, ..a }];
+        Ok(b)
     }
 
     /// The arrays as the kernels receive them, with the current buffer pair as `v`.
@@ -207,9 +233,34 @@ impl<T: CudaReal> CudaBackend<T> {
         &self.device
     }
 
+    /// Steps per CUDA graph of the device-resident loop (below 2: the host drives every step).
+    pub fn set_device_steps(&mut self, k: u64) {
+        if k != self.resident_k {
+            self.resident_k = k;
+            self.resident = None;
+        }
+    }
+
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().context("CUDA stream")?;
         self.ctx.check_err().context("CUDA context")?;
+        Ok(())
+    }
+
+    /// Launch the extremes kernel: start the extremes from the state, or fold it in at `t`.
+    fn launch_extremes(&self, t: f64, start: bool) -> Result<()> {
+        let Some((arr, ext, depth)) = &self.extremes else { bail!("extremes used before extremes_start") };
+        let (a, e, d) = (self.arrays(), address(ext, &self.stream), address(depth, &self.stream));
+        let (ref_h1, ref_interface) = (self.reference.h1(), self.reference.interface);
+        let (threshold, surface, start) = (arr.threshold, i32::from(arr.surface), i32::from(start));
+        let mut l = self.stream.launch_builder(&self.extremes_fn);
+        l.arg(&a).arg(&e).arg(&d).arg(&ref_h1).arg(&ref_interface).arg(&t).arg(&threshold).arg(&surface).arg(&start);
+        // SAFETY: the arguments of extremes_{f32,f64} in kernels/solver.cu, in order; `ext`
+        // holds WIDTH * n_owned doubles, `depth` n_owned.
+        unsafe { l.launch(grid(self.n_owned)) }.context("launching the extremes kernel")?;
+        if self.sync_each_launch {
+            self.stream.synchronize().with_context(|| format!("kernel extremes_{} failed", T::SUFFIX))?;
+        }
         Ok(())
     }
 
@@ -228,6 +279,15 @@ impl<T: CudaReal> CudaBackend<T> {
     /// Thicknesses and momenta of owned cells given as stored.
     fn states(&self, cells: &[StoredCell]) -> Vec<CellState> {
         cells.iter().zip(&self.depth).map(|(c, &d)| c.state(d, &self.reference)).collect()
+    }
+
+    /// Whether any boundary is not a wall: then the host drives every step. The device-resident
+    /// loop (`resident.rs`) runs several steps without the host, but tides and time series are
+    /// evaluated on the host once a step (`process_edges` uploads the boundary table) and the
+    /// per-tag mass budget is a kernel of its own after each step's fluxes (`update`): neither
+    /// is in the CUDA graphs. Source terms are not time-dependent and stay in the graphs.
+    pub fn host_driven_boundaries(&self) -> bool {
+        self.specs.iter().any(|s| s.kind != BoundaryKind::Wall)
     }
 
     /// The probe kernels on this backend's device (tests).
@@ -314,6 +374,13 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         std::mem::swap(&mut self.v2, &mut self.o2);
         std::mem::swap(&mut self.lo, &mut self.olo);
         Ok(())
+    }
+
+    fn steps_on_device(&mut self, req: DeviceSteps) -> Result<Option<DeviceBatch>> {
+        self.resident_steps(req)
+    }
+    fn prepare_device_steps(&mut self, gamma: f64) -> Result<()> {
+        self.prepare_resident(gamma)
     }
 
     fn health(&mut self) -> Result<Health> {
@@ -414,6 +481,33 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
     }
     fn edges_async(&self) -> bool {
         true
+    }
+    fn extremes_start(&mut self, arrival: Arrival, from: Option<&[[f64; WIDTH]]>) -> Result<()> {
+        let n = self.n_owned;
+        let ext = match from {
+            Some(f) if f.len() != n => bail!("extremes of {} cells for {n} owned cells", f.len()),
+            // One array per quantity on the device.
+            Some(f) => {
+                let soa: Vec<f64> = (0..WIDTH).flat_map(|k| f.iter().map(move |e| e[k])).collect();
+                self.stream.clone_htod(&soa).context("cannot upload the max maps")?
+            }
+            None => self.stream.alloc_zeros::<f64>(WIDTH * n.max(1)).context("cannot allocate the max maps")?,
+        };
+        let depth = self.stream.clone_htod(&self.depth).context("cannot upload the depths for the max maps")?;
+        self.extremes = Some((arrival, ext, depth));
+        if from.is_none() {
+            self.launch_extremes(0.0, true)?;
+        }
+        Ok(())
+    }
+    fn extremes_fold(&mut self, t: f64) -> Result<()> {
+        self.launch_extremes(t, false)
+    }
+    fn extremes(&mut self) -> Result<Vec<[f64; WIDTH]>> {
+        let Some((_, ext, _)) = &self.extremes else { bail!("extremes read before extremes_start") };
+        let n = self.n_owned;
+        let soa = self.stream.clone_dtoh(&ext.slice(0..WIDTH * n)).context("cannot read the max maps back")?;
+        Ok((0..n).map(|c| std::array::from_fn(|k| soa[k * n + c])).collect())
     }
 }
 

@@ -2,10 +2,14 @@
 //! compare the CUDA mirror with `src/physics` function by function on many inputs.
 
 use super::launch::{grid, CudaReal};
+use crate::physics::extremes::{Arrival, WIDTH};
 use crate::physics::{Boundary, EdgeFlux, Model, Side};
 use anyhow::{Context, Result};
 use cudarc::driver::{CudaModule, CudaStream, PushKernelArg};
 use std::sync::Arc;
+
+/// What `physics::settle` leaves: the state, its low parts, and whether it was admissible.
+pub type Settled<T> = (Side<T>, [T; 2], bool);
 
 pub struct Probes<'a, T> {
     stream: &'a Arc<CudaStream>,
@@ -83,6 +87,40 @@ impl<'a, T: CudaReal> Probes<'a, T> {
         let input: Vec<T> = samples.iter().flat_map(|(s, dt)| side_values(s).into_iter().chain([*dt])).collect();
         let out = self.run("source", &input, samples.len(), 7, None)?;
         Ok(out.chunks_exact(7).map(side_from).collect())
+    }
+
+    /// The extremes of each state `(h1, q1x, q1y, h2, q2x, q2y)`: started from it, and the
+    /// given extremes with it folded in at time `t`.
+    pub fn extremes(
+        &self,
+        states: &[[T; 6]],
+        ext: &[[f64; WIDTH]],
+        t: f64,
+        a: Arrival,
+    ) -> Result<Vec<([f64; WIDTH], [f64; WIDTH])>> {
+        let f = self.module.load_function(&format!("probe_extremes_{}", T::SUFFIX))?;
+        let n = states.len();
+        let dev_in = self.stream.clone_htod(bytemuck::cast_slice::<[T; 6], T>(states))?;
+        let dev_ext = self.stream.clone_htod(bytemuck::cast_slice::<[f64; WIDTH], f64>(ext))?;
+        let mut dev_out = self.stream.alloc_zeros::<f64>(n * 2 * WIDTH)?;
+        let (count, threshold, surface) = (n as i32, a.threshold, i32::from(a.surface));
+        let mut l = self.stream.launch_builder(&f);
+        l.arg(&dev_in).arg(&dev_ext).arg(&mut dev_out).arg(&count).arg(&t).arg(&threshold).arg(&surface);
+        // SAFETY: the arguments of probe_extremes_{T} in kernels/probe.cu, in order.
+        unsafe { l.launch(grid(n)) }.context("launching probe extremes")?;
+        let out = self.stream.clone_dtoh(&dev_out)?;
+        Ok(out
+            .chunks_exact(2 * WIDTH)
+            .map(|x| (std::array::from_fn(|k| x[k]), std::array::from_fn(|k| x[WIDTH + k])))
+            .collect())
+    }
+
+    /// `physics::settle` for each `(state, low parts)`: the state, low parts and whether it
+    /// was admissible.
+    pub fn settle(&self, samples: &[(Side<T>, [T; 2])]) -> Result<Vec<Settled<T>>> {
+        let input: Vec<T> = samples.iter().flat_map(|(s, lo)| side_values(s).into_iter().chain(*lo)).collect();
+        let out = self.run("settle", &input, samples.len(), 10, None)?;
+        Ok(out.chunks_exact(10).map(|x| (side_from(&x[..7]), [x[7], x[8]], x[9] != T::zero())).collect())
     }
 
     /// `sizeof` of `Model<T>`, `Boundary<T>` and `Arrays<T>` as the CUDA compiler sees them.

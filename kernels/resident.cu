@@ -1,0 +1,111 @@
+// Device-resident steps (src/solver/cuda/resident.rs): the same edge, time-step and update
+// kernels as solver.cu, but the global time step, its clip to the next output or end time,
+// the time itself and the step count live in device memory (Control), so the host can
+// enqueue many steps (a CUDA graph) and read back only when it needs to. Each step is the
+// host loop's step (src/solver/stepper.rs) done by the device, with the same float64
+// arithmetic, so the results are bit for bit those of the host-driven loop.
+//
+// A stop flag makes every later kernel of the batch a no-op: the step that reaches the
+// target (an output or the end) or the batch's step limit is completed and then nothing
+// moves; a cell that went unphysical in the previous update, or no positive finite time
+// step, stops before the update, so the last good state is kept as on the host path.
+
+struct Control {
+    double t;        // time at the start of the next step (the end of the last one)
+    double target;   // the next output time or the end time
+    double dt;       // the last step's length
+    double dt_min;   // smallest and largest step of the batch
+    double dt_max;
+    double t_step;   // the last step's start time (for the update's sources)
+    double dt_min_unclipped;  // smallest step of the batch not clipped to the target
+    double pad1;
+    unsigned long long stop;    // 0 running, 1 target or step limit reached, 2 a cell went
+                                // unphysical (in the update before), 3 no positive finite step
+    unsigned long long steps;   // steps completed in this batch
+    unsigned long long limit;   // at most this many steps in this batch
+    unsigned long long blocks;  // blocks of the time-step kernel done (the last one finalizes)
+    unsigned long long hit;     // the last step reached the target
+    unsigned long long clipped; // the last step was cut short of the CFL step to reach it
+    unsigned long long pad4, pad5;
+};
+
+__device__ __forceinline__ double dt_from_min_bits(unsigned long long bits, float) {
+    return bits > 0xffffffffull ? __longlong_as_double(0x7ff8000000000000ll) : (double)__uint_as_float((unsigned)bits);
+}
+__device__ __forceinline__ double dt_from_min_bits(unsigned long long bits, double) {
+    return bits == ~0ull ? __longlong_as_double(0x7ff8000000000000ll) : __longlong_as_double((long long)bits);
+}
+
+// The host loop's choice of step (stepper.rs), by the last block of the time-step kernel.
+template <typename T>
+__device__ void finalize_step(Control* c, unsigned long long* scratch) {
+    unsigned long long bits = atomicAdd(&scratch[0], 0ull);
+    unsigned long long bad = atomicAdd(&scratch[1], 0ull);
+    c->blocks = 0;
+    if (bad != 0) { c->stop = 2; return; }
+    double dt_cfl = dt_from_min_bits(bits, T(0));
+    if (!(isfinite(dt_cfl) && dt_cfl > 0.0)) { c->stop = 3; return; }
+    double t = c->t, target = c->target;
+    double remaining = target - t;
+    bool hits = dt_cfl >= remaining;
+    double dt = hits ? remaining : dt_cfl;
+    c->t_step = t;
+    c->dt = dt;
+    c->t = hits ? target : t + dt;
+    bool clipped = dt_cfl > remaining;
+    c->dt_min = fmin(c->dt_min, dt);
+    if (!clipped) c->dt_min_unclipped = fmin(c->dt_min_unclipped, dt);
+    c->dt_max = fmax(c->dt_max, dt);
+    c->clipped = clipped ? 1ull : 0ull;
+    c->steps += 1;
+    c->hit = hits ? 1ull : 0ull;
+    if (hits || c->steps >= c->limit) c->stop = 1;
+}
+
+// The time step's minimum over the owned cells with few blocks (each thread takes cells
+// c, c + stride, ...): the last block to finish then finds the step, and there are few
+// blocks to count (one counter per block on 10^7 cells cost 20% of a step). The minimum of
+// bit patterns does not depend on the order, so this equals dt_kernel's result.
+template <typename T>
+__device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Control* c) {
+    if (*(volatile unsigned long long*)&c->stop != 0) return;
+    unsigned long long bits = ~0ull;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < a.n_owned; k += stride) {
+        unsigned long long b = cell_dt_bits(a.v2, a.acc, a.stride, k, two_gamma);
+        bits = b < bits ? b : bits;
+    }
+    bits = block_min_bits(bits);
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        atomicMin(&a.scratch[0], bits);
+        // The last block to finish sees every block's minimum.
+        __threadfence();
+        last = atomicAdd(&c->blocks, 1ull) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        __threadfence();
+        finalize_step<T>(c, a.scratch);
+    }
+}
+
+#define PYCNO_RESIDENT(T, SUFFIX)                                                                                 \
+    extern "C" __global__ void edge_resident_##SUFFIX(Arrays<T> a, Model<T> m, int n_edges, const Control* c) {  \
+        if (*(const volatile unsigned long long*)&c->stop != 0) return;                                          \
+        edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, 0, n_edges, m, (T)c->t,   \
+                       a.scratch);                                                                               \
+    }                                                                                                             \
+    extern "C" __global__ void dt_resident_##SUFFIX(Arrays<T> a, T two_gamma, Control* c) {                      \
+        dt_resident<T>(a, two_gamma, c);                                                                          \
+    }                                                                                                             \
+    /* Step k of the batch (from 0) updates only if it was taken: its time step was chosen. */                   \
+    extern "C" __global__ void update_resident_##SUFFIX(Arrays<T> a, Model<T> m, const Control* c,               \
+                                                         unsigned long long k) {                                 \
+        if (*(const volatile unsigned long long*)&c->steps != k + 1) return;                                     \
+        update_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, a.stride, a.n_owned, m, (T)c->dt,          \
+                         a.scratch);                                                                             \
+    }
+
+PYCNO_RESIDENT(float, f32)
+PYCNO_RESIDENT(double, f64)

@@ -1,0 +1,96 @@
+// Vanishing layers and dry land: a line-by-line mirror of src/physics/wetdry.rs (change both
+// together; tests/gpu_probes.rs compares them). An edge with a layer thinner than m.thin on
+// either side takes dry_flux: per layer, the hydrostatic reconstruction over what lies
+// beneath it and Rusanov's flux, exactly zero at rest, positive under the reported speed.
+#pragma once
+
+// Whether an edge with these four thicknesses takes dry_flux (a NaN compares false).
+template <typename T> __device__ __forceinline__ bool needs_dry_flux(const Model<T>& m, T h1i, T h2i, T h1j, T h2j) {
+    return h1i < m.thin || h2i < m.thin || h1j < m.thin || h2j < m.thin;
+}
+
+// What an absent layer's thickness may read as over a bottom at depth `depth`.
+template <typename T> __device__ __forceinline__ T wd_rounding(const Model<T>& m, T depth) {
+    return T(4) * Eps<T>::value * (rt_abs(depth) + rt_abs(m.ref_interface));
+}
+// A layer's thickness as the dry-aware flux sees it: 0 where no more than that rounding.
+template <typename T> __device__ __forceinline__ T wd_present(T h, T slack) { return h > slack ? h : T(0); }
+
+// The hydrostatic reconstruction of one layer: (h*_i, h*_j) over the higher bottom, and their
+// jump, the surface jump ds where both are positive.
+template <typename T> __device__ __forceinline__ void wd_reconstruct(T hi, T hj, T dz, T ds, T& ri, T& rj, T& dh) {
+    ri = rt_max(hi - rt_max(dz, T(0)), T(0));
+    rj = rt_max(hj - rt_max(-dz, T(0)), T(0));
+    dh = (ri > T(0) && rj > T(0)) ? ds : rj - ri;
+}
+
+// One layer's Rusanov flux: out = (mass, normal momentum word of i, of j, tangential flux).
+template <typename T>
+__device__ __forceinline__ void wd_layer_flux(T g, T a, T hi, T hj, T dh, T vix, T viy, T vjx, T vjy, T nx, T ny, T* out) {
+    const T half = T(0.5);
+    T uni = vix * nx + viy * ny, unj = vjx * nx + vjy * ny;
+    T qi = hi * uni, qj = hj * unj;
+    T mass = half * (qi + qj) - half * a * dh;
+    T adv = half * (qi * uni + qj * unj) - half * a * (qj - qi);
+    T pressure = T(0.25) * g * (hi + hj) * dh;
+    T ut = mass > T(0) ? viy * nx - vix * ny : vjy * nx - vjx * ny;
+    out[0] = mass; out[1] = adv + pressure; out[2] = adv - pressure; out[3] = mass * ut;
+}
+
+template <typename T>
+__device__ __forceinline__ EdgeFlux<T> dry_flux(const Model<T>& m, const Side<T>& wi, const Side<T>& wj, T nx, T ny) {
+    const T g = m.g, r = m.r;
+    T si = wd_rounding(m, wi.depth), sj = wd_rounding(m, wj.depth), tol = m.dry_tolerance;
+    T h1i = wd_present(side_h1(m, wi), si), h2i = wd_present(side_h2(m, wi), si);
+    T h1j = wd_present(side_h1(m, wj), sj), h2j = wd_present(side_h2(m, wj), sj);
+    // Dry land on both sides: nothing moves across, at no cost.
+    if (h1i + h2i + h1j + h2j == T(0)) {
+        EdgeFlux<T> z;
+        for (int k = 0; k < 6; ++k) { z.i[k] = T(0); z.j[k] = T(0); }
+        z.speed = T(0);
+        z.fallback = false;
+        return z;
+    }
+    T v1ix = h1i > tol ? wi.q1x / h1i : T(0), v1iy = h1i > tol ? wi.q1y / h1i : T(0);
+    T v2ix = h2i > tol ? wi.q2x / h2i : T(0), v2iy = h2i > tol ? wi.q2y / h2i : T(0);
+    T v1jx = h1j > tol ? wj.q1x / h1j : T(0), v1jy = h1j > tol ? wj.q1y / h1j : T(0);
+    T v2jx = h2j > tol ? wj.q2x / h2j : T(0), v2jy = h2j > tol ? wj.q2y / h2j : T(0);
+
+    T dd1 = wj.d1 - wi.d1;
+    T dd2 = wj.d2 - wi.d2;
+    T r1i, r1j, dh1;
+    wd_reconstruct(h1i, h1j, dd2, dd1 + dd2, r1i, r1j, dh1);
+    T ds2 = dd2 + r * dd1;
+    T r2i, r2j, dh2;
+    wd_reconstruct(h2i, h2j, ds2 - (h2j - h2i), ds2, r2i, r2j, dh2);
+
+    T ai = rt_max(rt_abs(v1ix * nx + v1iy * ny), rt_abs(v2ix * nx + v2iy * ny)) + rt_sqrt(g * (h1i + h2i));
+    T aj = rt_max(rt_abs(v1jx * nx + v1jy * ny), rt_abs(v2jx * nx + v2jy * ny)) + rt_sqrt(g * (h1j + h2j));
+    T a = rt_max(ai, aj);
+
+    T f1[4], f2[4];
+    wd_layer_flux(g, a, r1i, r1j, dh1, v1ix, v1iy, v1jx, v1jy, nx, ny, f1);
+    wd_layer_flux(g, a, r2i, r2j, dh2, v2ix, v2iy, v2jx, v2jy, nx, ny, f2);
+    EdgeFlux<T> f;
+    f.i[0] = f1[0]; f.i[1] = f1[1] * nx - f1[3] * ny; f.i[2] = f1[1] * ny + f1[3] * nx;
+    f.i[3] = f2[0]; f.i[4] = f2[1] * nx - f2[3] * ny; f.i[5] = f2[1] * ny + f2[3] * nx;
+    f.j[0] = f1[0]; f.j[1] = f1[2] * nx - f1[3] * ny; f.j[2] = f1[2] * ny + f1[3] * nx;
+    f.j[3] = f2[0]; f.j[4] = f2[2] * nx - f2[3] * ny; f.j[5] = f2[2] * ny + f2[3] * nx;
+    f.speed = T(2) * a;
+    f.fallback = false;
+    return f;
+}
+
+// A cell after its update: momentum dropped at or below the dry tolerance, a thickness that
+// rounding left negative within the tolerance set to exactly zero. Returns whether the state
+// was admissible before.
+template <typename T> __device__ __forceinline__ bool settle(const Model<T>& m, Side<T>& s, T& lo1, T& lo2) {
+    const T tol = m.dry_tolerance;
+    T h1 = side_h1(m, s), h2 = side_h2(m, s);
+    bool ok = is_admissible(h1, s.q1x, s.q1y, h2, s.q2x, s.q2y, tol);
+    if (h1 < T(0) && h1 >= -tol) { s.d1 = -m.ref_h1; lo1 = T(0); }
+    if (h2 < -wd_rounding(m, s.depth) && h2 >= -tol) { s.d2 = (-s.depth) - m.ref_interface; lo2 = T(0); }
+    if (h1 <= tol) { s.q1x = T(0); s.q1y = T(0); }
+    if (h2 <= tol) { s.q2x = T(0); s.q2y = T(0); }
+    return ok;
+}
