@@ -61,6 +61,39 @@ __device__ __forceinline__ Side<T> elevation_ghost(const Model<T>& m, const Boun
     return g;
 }
 
+// The outgoing external and internal waves of the cell, linearized about the reference rest
+// state, and nothing incoming (open_ghost).
+template <typename T>
+__device__ __forceinline__ Side<T> open_ghost(const Model<T>& m, const Side<T>& inner, T nx, T ny) {
+    T one = T(1), half = T(0.5);
+    T r1 = m.ref_h1, r2 = m.ref_interface + inner.depth;
+    T h1 = side_h1(m, inner), h2 = side_h2(m, inner);
+    if (!(r1 > m.dry_tolerance && r2 > m.dry_tolerance && h1 > m.dry_tolerance && h2 > m.dry_tolerance)) return inner;
+    T h = h1 + h2;
+    T disc = rt_sqrt(one - T(4) * (one - m.r) * h1 * h2 / (h * h));
+    T ce2 = half * m.g * h * (one + disc);
+    T ci2 = m.g * m.g * (one - m.r) * h1 * h2 / ce2;
+    T ce = rt_sqrt(ce2), ci = rt_sqrt(ci2);
+    T ae = ce2 / (m.g * h1) - one, ai = ci2 / (m.g * h1) - one;
+    T u1 = (inner.q1x * nx + inner.q1y * ny) / h1;
+    T u2 = (inner.q2x * nx + inner.q2y * ny) / h2;
+    T det = ai - ae;
+    T se = (ai * inner.d1 - inner.d2) / det, si = (inner.d2 - ae * inner.d1) / det;
+    T p = h1 * u1, q = h2 * u2;
+    T ve = (ai * p - q) / det, vi = (q - ae * p) / det;
+    T oe = half * (se + ve / ce), oi = half * (si + vi / ci);
+    T fu1 = (ce * oe + ci * oi) / h1, fu2 = (ce * ae * oe + ci * ai * oi) / h2;
+    Side<T> g = inner;
+    g.d1 = oe + oi;
+    g.d2 = ae * oe + ai * oi;
+    T g1 = side_h1(m, g), g2 = side_h2(m, g);
+    T ut1 = (inner.q1y * nx - inner.q1x * ny) / h1;
+    T ut2 = (inner.q2y * nx - inner.q2x * ny) / h2;
+    g.q1x = g1 * (fu1 * nx - ut1 * ny); g.q1y = g1 * (fu1 * ny + ut1 * nx);
+    g.q2x = g2 * (fu2 * nx - ut2 * ny); g.q2y = g2 * (fu2 * ny + ut2 * nx);
+    return g;
+}
+
 // Prescribed inflow per unit length in the given layers (discharge_ghost).
 template <typename T>
 __device__ __forceinline__ Side<T> discharge_ghost(const Boundary<T>& b, const Side<T>& inner, T nx, T ny) {
@@ -74,7 +107,7 @@ template <typename T>
 __device__ __forceinline__ Side<T> ghost(const Model<T>& m, const Boundary<T>& b, const Side<T>& inner, T nx, T ny,
                                          T t) {
     switch (b.kind) {
-        case BOUNDARY_OPEN: return inner;
+        case BOUNDARY_OPEN: return open_ghost(m, inner, nx, ny);
         case BOUNDARY_ELEVATION: return elevation_ghost(m, b, inner, nx, ny);
         case BOUNDARY_DISCHARGE: return discharge_ghost(b, inner, nx, ny);
         default: return mirror(inner, nx, ny);

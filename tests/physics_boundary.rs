@@ -206,3 +206,76 @@ fn ghost_states_build_from_thicknesses_and_elevations() {
         assert!((rest.h2(&p) - (depth + zi)).abs() <= tol(depth));
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Open boundary (issue 18): the characteristic ghost.
+// ---------------------------------------------------------------------------------------
+
+/// The open boundary's ghost keeps exactly the outgoing waves: a state made of the two
+/// outgoing linear waves (external and internal, any amplitudes, any normal) is its own
+/// ghost; one made of the incoming waves has the reference rest state as its ghost; a sum
+/// of both has the outgoing part. Tangential velocities are kept. (A copy of the cell, the
+/// earlier open boundary, fails the second and third.)
+#[test]
+fn the_open_ghost_keeps_the_outgoing_waves_and_drops_the_incoming_ones() {
+    use pycno::physics::boundary::open_ghost;
+    let p = Physics { r: 0.9, ..Physics::default() };
+    let m = Model::<f64>::new(&Physics {
+        reference: Some(pycno::physics::Reference { surface: 0.0, interface: -3.0 }),
+        ..p
+    })
+    .unwrap();
+    let (g, r, h1, h2, depth): (f64, f64, f64, f64, f64) = (9.81, 0.9, 3.0, 7.0, 10.0);
+    let h = h1 + h2;
+    let disc = (1.0 - 4.0 * (1.0 - r) * h1 * h2 / (h * h)).sqrt();
+    let modes: Vec<(f64, f64)> = [1.0, -1.0]
+        .iter()
+        .map(|s| {
+            let c2 = 0.5 * g * h * (1.0 + s * disc);
+            (c2.sqrt(), c2 / (g * h1) - 1.0)
+        })
+        .collect();
+    let mut rng = Rng::new(1818);
+    for _ in 0..1000 {
+        let n = rng.unit_normal();
+        let eps = 1e-7; // small enough that linearizing about the cell or about rest agree
+        let amp = |rng: &mut Rng| eps * rng.range(-1.0, 1.0);
+        // Layer 1's thickness change, the interface's, and the normal transports per wave.
+        let wave = |a: f64, k: usize, dir: f64| {
+            let (c, alpha) = modes[k];
+            [a, alpha * a, dir * c * a, dir * c * alpha * a]
+        };
+        let sum = |ws: &[[f64; 4]]| ws.iter().fold([0.0; 4], |s, w| std::array::from_fn(|i| s[i] + w[i]));
+        let out = sum(&[wave(amp(&mut rng), 0, 1.0), wave(amp(&mut rng), 1, 1.0)]);
+        let inc = sum(&[wave(amp(&mut rng), 0, -1.0), wave(amp(&mut rng), 1, -1.0)]);
+        let ut = [rng.range(-1.0, 1.0) * eps, rng.range(-1.0, 1.0) * eps];
+        let side = |v: [f64; 4]| {
+            let (t1, t2) = (h1 + v[0], h2 + v[1]);
+            let q = |un: f64, ut: f64, th: f64| [th * (un * n[0] - ut * n[1]), th * (un * n[1] + ut * n[0])];
+            Side::from_thickness(&m, t1, q(v[2] / h1, ut[0], t1), t2, q(v[3] / h2, ut[1], t2), depth)
+        };
+        let close = |a: &Side<f64>, b: &Side<f64>, what: &str| {
+            let tol = 1e-3 * eps; // second order in eps from the linearization, plus rounding
+            for (x, y) in [
+                (a.d1, b.d1),
+                (a.d2, b.d2),
+                (a.q1[0], b.q1[0]),
+                (a.q1[1], b.q1[1]),
+                (a.q2[0], b.q2[0]),
+                (a.q2[1], b.q2[1]),
+            ] {
+                assert!((x - y).abs() <= tol, "{what}: {a:?} against {b:?}");
+            }
+        };
+        let zero = [0.0; 4];
+        close(&open_ghost(&m, &side(out), n), &side(out), "outgoing waves");
+        let rest_with_tangent = side(zero);
+        close(&open_ghost(&m, &side(inc), n), &rest_with_tangent, "incoming waves");
+        close(&open_ghost(&m, &side(sum(&[out, inc])), n), &side(out), "both");
+    }
+    // Water at rest at the reference levels: the ghost is the cell, to the bit.
+    let rest = Side::from_thickness(&m, h1, [0.0; 2], h2, [0.0; 2], depth);
+    let gh = open_ghost(&m, &rest, [0.6, 0.8]);
+    assert_eq!((gh.d1, gh.d2), (rest.d1, rest.d2));
+    assert!(gh.q1.iter().chain(&gh.q2).all(|q| *q == 0.0));
+}

@@ -20,8 +20,9 @@ pub enum BoundaryKind {
     /// No flow through the boundary: the ghost is the mirror image of the cell (normal
     /// momenta reversed) and the mass flux is exactly zero.
     Wall = 0,
-    /// Transmissive: the ghost is a copy of the cell, so the Riemann problem at the edge has
-    /// no jump and sends no wave back in; outgoing external and internal waves leave.
+    /// Radiating (Flather-type): the ghost keeps the outgoing external and internal waves of
+    /// the cell and nothing incoming, so outgoing waves leave and the water beyond is at rest
+    /// (see [`open_ghost`]).
     Open = 1,
     /// Prescribed free-surface (`data[0]`, given when `data[2]` is 1) and interface
     /// (`data[1]`, given when `data[3]` is 1) elevations, as deviations from the reference
@@ -119,6 +120,59 @@ pub fn elevation_ghost<T: Real>(m: &Model<T>, b: &Boundary<T>, inner: &Side<T>, 
     Side { q1: turn(inner.q1, h1, g1, du + h2 / h * ds), q2: turn(inner.q2, h2, g2, du - h1 / h * ds), ..ghost }
 }
 
+/// The ghost of an open boundary: the cell's state, linearized about the reference rest
+/// state, split into the two-layer system's four waves normal to the edge (external and
+/// internal, outgoing and incoming), with the incoming ones dropped. So the edge's Riemann
+/// problem sends back in exactly what the water beyond, at rest, would send: nothing, and
+/// an incoming part that the cell holds (left there by the waves' cross-coupling on
+/// triangles, or by nonlinearity) is let out instead of kept, as a copy of the cell would.
+///
+/// The waves' speeds and shapes are those of the cell's thicknesses `h1, h2`; their
+/// amplitudes are the deviations from the reference rest state (`physics.reference`: the
+/// water beyond the boundary is at rest at the reference levels). With `a = d1` (layer 1's
+/// thickness deviation), `b = d2` (the interface's) and normal velocities `u1, u2`, a wave
+/// of speed `c` (`c_e`, `c_i`:
+/// the roots of `c^4 - g H c^2 + g^2 (1 - r) h1 h2 = 0`) has `b = alpha a` with
+/// `alpha = c^2 / (g h1) - 1` and `h1 u1 = ±c a`, `h2 u2 = ±c b` (+ outgoing). Sums `S` and
+/// differences `D` of each mode's outgoing and incoming amplitudes follow from two 2x2
+/// solves; the outgoing amplitude is `(S + D) / 2`. Tangential velocities are the cell's.
+/// Where a layer, at rest or now, is not thicker than the dry tolerance (no internal wave to
+/// speak of), the ghost is the cell itself; water at rest at the reference levels has an
+/// exact zero for every amplitude, so its ghost is the cell to the bit.
+#[inline(always)]
+pub fn open_ghost<T: Real>(m: &Model<T>, inner: &Side<T>, n: [T; 2]) -> Side<T> {
+    let (one, half) = (T::one(), T::c(0.5));
+    let (r1, r2) = (m.ref_h1, m.ref_interface + inner.depth);
+    let (h1, h2) = (inner.h1(m), inner.h2(m));
+    if !(r1 > m.dry_tolerance && r2 > m.dry_tolerance && h1 > m.dry_tolerance && h2 > m.dry_tolerance) {
+        return *inner;
+    }
+    let h = h1 + h2;
+    let disc = (one - T::c(4.0) * (one - m.r) * h1 * h2 / (h * h)).sqrt();
+    let ce2 = half * m.g * h * (one + disc);
+    // The product of the roots, not their difference: no cancellation for r near 1.
+    let ci2 = m.g * m.g * (one - m.r) * h1 * h2 / ce2;
+    let (ce, ci) = (ce2.sqrt(), ci2.sqrt());
+    let (ae, ai) = (ce2 / (m.g * h1) - one, ci2 / (m.g * h1) - one);
+    let un = |q: [T; 2], hk: T| (q[0] * n[0] + q[1] * n[1]) / hk;
+    let (u1, u2) = (un(inner.q1, h1), un(inner.q2, h2));
+    // [1 1; ae ai] [x; y] = [p; q]
+    let det = ai - ae;
+    let solve = |p: T, q: T| ((ai * p - q) / det, (q - ae * p) / det);
+    let (se, si) = solve(inner.d1, inner.d2);
+    let (ve, vi) = solve(h1 * u1, h2 * u2);
+    let (oe, oi) = (half * (se + ve / ce), half * (si + vi / ci));
+    let (d1, d2) = (oe + oi, ae * oe + ai * oi);
+    let (fu1, fu2) = ((ce * oe + ci * oi) / h1, (ce * ae * oe + ci * ai * oi) / h2);
+    let ghost = Side { d1, q1: inner.q1, d2, q2: inner.q2, depth: inner.depth };
+    let (g1, g2) = (ghost.h1(m), ghost.h2(m));
+    let turn = |q: [T; 2], hin: T, hg: T, un: T| {
+        let ut = (q[1] * n[0] - q[0] * n[1]) / hin;
+        [hg * (un * n[0] - ut * n[1]), hg * (un * n[1] + ut * n[0])]
+    };
+    Side { q1: turn(inner.q1, h1, g1, fu1), q2: turn(inner.q2, h2, g2, fu2), ..ghost }
+}
+
 /// The ghost of a discharge boundary: the cell's thicknesses; a layer whose discharge is
 /// given flows in at that rate (normal momentum `-data[k]`, no tangential momentum), a layer
 /// left open keeps the cell's momentum.
@@ -139,7 +193,7 @@ pub fn ghost<T: Real>(m: &Model<T>, b: &Boundary<T>, inner: &Side<T>, n: [T; 2],
     // An unknown kind never reaches this point (the table is built from the kinds above);
     // it would be a wall.
     match b.kind {
-        1 => *inner,
+        1 => open_ghost(m, inner, n),
         2 => elevation_ghost(m, b, inner, n),
         3 => discharge_ghost(b, inner, n),
         _ => mirror(inner, n),
