@@ -682,3 +682,74 @@ fn a_forced_run_restarts_to_the_uninterrupted_result() {
         }
     }
 }
+
+/// Run `s` on the CPU from the state `init(x, y, state at rest)` gives each cell; the
+/// cells' centroids and areas, the depth, and the state at the end.
+fn run_from(
+    s: &Scenario,
+    init: impl Fn([f64; 2], CellState) -> CellState,
+) -> (pycno::app::PreparedMesh, Vec<f64>, Vec<CellState>) {
+    let pm = scenario_mesh(s).expect("mesh");
+    let (depth, rest) = initial::evaluate(s, &pm.topo.cell_centroid).expect("initial state");
+    let start: Vec<CellState> = rest.iter().zip(&pm.topo.cell_centroid).map(|(c, p)| init(*p, *c)).collect();
+    let mut lay = Layout::<f64>::from_topology(&pm.topo, &depth, &start, &s.physics.reference());
+    lay.set_boundaries(&pm.topo.edge_tag, &s.boundary_table(&pm.mesh, &pm.topo).expect("table"));
+    let mut b = CpuBackend::new(Model::new(&s.physics).unwrap(), lay).unwrap();
+    step_loop(&mut b, &Single, &plan(s, None), &mut |_, _| Ok(())).expect("run");
+    let end = b.state().unwrap();
+    (pm, depth, end)
+}
+
+/// Issue 18, Coriolis: a Kelvin wave (external mode, f-plane) travels along a wall at
+/// sqrt(g H) with the coast on its right (northern hemisphere, f > 0), trapped within a
+/// Rossby radius of the coast. Started as the exact linear Kelvin wave against the south
+/// wall of a channel, eastward: eta = a exp(-y / R) exp(-(x - 10)² / 4), u = g eta / c,
+/// R = c / f = 2 m. After 2 s its crest near the coast has moved c t = 14 m east (within
+/// 4%: first-order diffusion lags it by 2.4%) and over 90% of its energy is within 2 R of
+/// the coast and 7 m of where the crest should be. With f of the other sign (the coast on
+/// its left: no Kelvin wave there) the hump leaves the coast and the test fails.
+#[test]
+fn a_kelvin_wave_travels_along_the_coast_on_its_right_at_sqrt_gh() {
+    let (g, h1, h2, a, f): (f64, f64, f64, f64, f64) = (9.81, 1.0, 4.0, 0.01, 7.0035 / 2.0);
+    let c = (g * (h1 + h2)).sqrt();
+    let run_with = |f: f64| {
+        let s = scenario(&format!(
+            r#"{{ "domain": {{ "outer": [[0, 0], [40, 0], [40, 6], [0, 6]] }},
+                 "resolution": {{ "cells": 24000 }},
+                 "bathymetry": {{ "type": "constant", "depth": 5.0 }},
+                 "initial": {{ "type": "at_rest", "surface": 0, "interface": -1 }},
+                 "physics": {{ "r": 0.998, "coriolis": {{ "f0": {f} }} }},
+                 "time": {{ "end": 2.0 }} }}"#
+        ));
+        let radius = c / f.abs();
+        let (pm, depth, end) = run_from(&s, |p, _| {
+            let eta = a * (-p[1] / radius).exp() * (-(p[0] - 10.0).powi(2) / 4.0).exp();
+            let u = g * eta / c;
+            let (t1, t2) = (h1 * (1.0 + eta / (h1 + h2)), h2 * (1.0 + eta / (h1 + h2)));
+            CellState { h1: t1, q1: [t1 * u, 0.0], h2: t2, q2: [t2 * u, 0.0] }
+        });
+        // The crest's position along the coast (eta-weighted mean x within a radius of it)
+        // and the share of the potential energy within two radii.
+        let (mut sx, mut s0, mut near, mut all) = (0.0, 0.0, 0.0, 0.0);
+        for ((st, &d), (p, &area)) in end.iter().zip(&depth).zip(pm.topo.cell_centroid.iter().zip(&pm.topo.cell_area)) {
+            let eta = st.surface_elevation(d);
+            if p[1] < radius {
+                sx += area * eta * p[0];
+                s0 += area * eta;
+            }
+            all += area * eta * eta;
+            if p[1] < 2.0 * radius && (p[0] - (10.0 + 2.0 * c)).abs() < 7.0 {
+                near += area * eta * eta;
+            }
+        }
+        (sx / s0, near / all)
+    };
+    let (x, share) = run_with(f);
+    eprintln!("Kelvin wave: crest at x = {x:.3} (expected {:.3}), {share:.3} of its energy there", 10.0 + 2.0 * c);
+    assert!((x - (10.0 + 2.0 * c)).abs() < 0.04 * 2.0 * c, "the Kelvin wave's crest is at x = {x}");
+    // Initially 1 - exp(-4) = 0.98 of it lies within two radii of the coast.
+    assert!(share > 0.9, "the Kelvin wave left the coast: {share:.3} of its energy within 2 R of its crest");
+    let (_, share_left) = run_with(-f);
+    eprintln!("with the coast on the left (f < 0): {share_left:.3} of the energy there");
+    assert!(share_left < 0.8 * share, "f < 0 should not keep the wave at the south wall: {share_left:.3}");
+}
