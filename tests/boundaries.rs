@@ -753,3 +753,45 @@ fn a_kelvin_wave_travels_along_the_coast_on_its_right_at_sqrt_gh() {
     eprintln!("with the coast on the left (f < 0): {share_left:.3} of the energy there");
     assert!(share_left < 0.8 * share, "f < 0 should not keep the wave at the south wall: {share_left:.3}");
 }
+
+/// `pycno schema` describes the sections of issue 18: a scenario with every boundary kind,
+/// every value form (number, tides with and without a mean, a file) and every source term
+/// is valid (checked by the `jsonschema` Python package), and bad boundary entries (an
+/// unknown type, a field the type does not have, an unknown key in tides) are not.
+#[test]
+fn the_json_schema_describes_boundaries_and_sources() {
+    let d = tempfile::tempdir().unwrap();
+    let o = common::cli::expect_ok(pycno_np(1, Some(d.path()), &["schema"], &[]));
+    let schema = d.path().join("pycno.schema.json");
+    std::fs::write(&schema, &o.stdout).unwrap();
+    let good = r#"{ "domain": { "outer": [[0, 0], [20, 0], [20, 4], [0, 4]], "outer_tags": ["s", "sea", "", "river"], "hole_tags": [] },
+        "initial": { "type": "at_rest", "interface": -1, "surface": 0 },
+        "physics": { "manning": 0.03, "interlayer_friction": 0.01, "coriolis": { "latitude": 36 }, "wind_stress": [1e-3, 0] },
+        "boundaries": {
+            "sea": { "type": "elevation", "surface": { "mean": 0, "tides": [{ "amplitude": 0.05, "period": 0.8, "phase": 30 }] } },
+            "river": { "type": "discharge", "layer1": { "file": "q.csv" }, "layer2": 3 },
+            "s": { "type": "elevation", "interface": { "tides": [{ "amplitude": 0.05, "period": 0.8 }] } },
+            "o": { "type": "open" }, "w": { "type": "wall" } },
+        "time": { "end": 1.0 } }"#;
+    let mut files = vec![d.path().join("good.json")];
+    std::fs::write(&files[0], good).unwrap();
+    for (k, bad) in [
+        r#"{ "type": "tide" }"#,
+        r#"{ "type": "open", "surface": 1 }"#,
+        r#"{ "type": "elevation", "surface": { "tides": [], "x": 1 } }"#,
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut v: serde_json::Value = serde_json::from_str(good).unwrap();
+        v["boundaries"]["o"] = serde_json::from_str(bad).unwrap();
+        files.push(d.path().join(format!("bad{k}.json")));
+        std::fs::write(files.last().unwrap(), v.to_string()).unwrap();
+    }
+    let script = "import json,sys,jsonschema\ns=json.load(open(sys.argv[1]))\nbad=0\n\
+        for f in sys.argv[2:]:\n  errs=list(jsonschema.Draft202012Validator(s).iter_errors(json.load(open(f))))\n  \
+        print(f, [e.message for e in errs]); bad+=(len(errs)>0)!=('bad' in f.split('/')[-1])\nsys.exit(1 if bad else 0)";
+    let o =
+        std::process::Command::new("python3").args(["-c", script]).arg(&schema).args(&files).output().expect("python3");
+    assert!(o.status.success(), "good.json valid, bad*.json not:\n{}", text(&o));
+}
