@@ -795,3 +795,85 @@ fn the_json_schema_describes_boundaries_and_sources() {
         std::process::Command::new("python3").args(["-c", script]).arg(&schema).args(&files).output().expect("python3");
     assert!(o.status.success(), "good.json valid, bad*.json not:\n{}", text(&o));
 }
+
+/// Issue 18, Coriolis: geostrophic adjustment of a step in the free surface (external
+/// mode, f-plane, a = 5 mm up for x < 0 and down for x > 0) leaves a geostrophic jet along
+/// the step one Rossby radius wide: for a step of height 2a, v = -(g a / (f R)) exp(-|x| / R)
+/// (Gill 1982, 7.2). Measured in the middle of a basin wide enough that the walls' influence
+/// (Kelvin waves carrying the step away along them, and the waves they send off) has not
+/// reached it, averaged over the second inertial period (the inertial oscillations about
+/// the state) and before the waves radiated by the step come back from the ends: the jet's
+/// transport (within 10%) and width (its mean distance from the step, R in theory; within
+/// 15%) against theory.
+/// Without rotation there is no jet and the test fails.
+#[test]
+fn geostrophic_adjustment_of_a_step_leaves_a_rossby_radius_wide_jet() {
+    let (g, h1, h2, a): (f64, f64, f64, f64) = (9.81, 1.0, 4.0, 0.005);
+    let c = (g * (h1 + h2)).sqrt();
+    let f = c / 2.0; // R = 2 m
+    let radius = c / f;
+    let period = 2.0 * std::f64::consts::PI / f;
+    let s = scenario(&format!(
+        r#"{{ "domain": {{ "outer": [[-15, 0], [15, 0], [15, 60], [-15, 60]] }},
+             "resolution": {{ "cells": 72000 }},
+             "bathymetry": {{ "type": "constant", "depth": 5.0 }},
+             "initial": {{ "type": "at_rest", "surface": 0, "interface": -1 }},
+             "physics": {{ "r": 0.998, "coriolis": {{ "f0": {f} }} }},
+             "time": {{ "end": {} }} }}"#,
+        2.0 * period
+    ));
+    let pm = scenario_mesh(&s).expect("mesh");
+    let (depth, rest) = initial::evaluate(&s, &pm.topo.cell_centroid).expect("initial state");
+    let start: Vec<CellState> = rest
+        .iter()
+        .zip(&pm.topo.cell_centroid)
+        .map(|(_, p)| {
+            let eta = if p[0] < 0.0 { a } else { -a };
+            let k = 1.0 + eta / (h1 + h2);
+            CellState { h1: h1 * k, q1: [0.0; 2], h2: h2 * k, q2: [0.0; 2] }
+        })
+        .collect();
+    let mut lay = Layout::<f64>::from_topology(&pm.topo, &depth, &start, &s.physics.reference());
+    lay.set_boundaries(&pm.topo.edge_tag, &s.boundary_table(&pm.mesh, &pm.topo).expect("table"));
+    let mut b = CpuBackend::new(Model::new(&s.physics).unwrap(), lay).unwrap();
+    // The depth-mean y velocity, binned in x over the middle strip y in [28, 32], averaged
+    // over the second inertial period (every step weighted by its dt).
+    let (dx, n) = (0.25, 120usize);
+    let mut mean = vec![0.0; n];
+    let mut weight = 0.0;
+    let (cen, area) = (pm.topo.cell_centroid.clone(), pm.topo.cell_area.clone());
+    step_loop(&mut b, &Single, &plan(&s, None), &mut |b, ev| {
+        if let Event::Step { time, dt, .. } = ev {
+            if time > period {
+                let st = b.state()?;
+                let (mut sv, mut sa) = (vec![0.0; n], vec![0.0; n]);
+                for ((c, p), ar) in st.iter().zip(&cen).zip(&area) {
+                    if p[1] > 28.0 && p[1] < 32.0 {
+                        let k = (((p[0] + 15.0) / dx) as usize).min(n - 1);
+                        sv[k] += ar * (c.q1[1] + c.q2[1]) / (c.h1 + c.h2);
+                        sa[k] += ar;
+                    }
+                }
+                for k in 0..n {
+                    mean[k] += dt * sv[k] / sa[k].max(1e-300);
+                }
+                weight += dt;
+            }
+        }
+        Ok(())
+    })
+    .expect("run");
+    let v: Vec<f64> = mean.iter().map(|m| m / weight).collect();
+    let transport: f64 = v.iter().sum::<f64>() * dx;
+    // The jet's width: its mean distance from the step, weighted by the velocity (R in
+    // theory; the cusp at the step itself is smoothed by the first-order scheme).
+    let x = |k: usize| -15.0 + (k as f64 + 0.5) * dx;
+    let width = (0..n).map(|k| x(k).abs() * v[k]).sum::<f64>() * dx / transport;
+    // Theory: v = -(g a / (f R)) exp(-|x| / R): transport -2 g a / f, mean distance R.
+    let want_t = -2.0 * g * a / f;
+    eprintln!(
+        "geostrophic jet: transport {transport:.4e} (theory {want_t:.4e}), width {width:.3} m (theory {radius:.3})"
+    );
+    assert!((transport / want_t - 1.0).abs() < 0.1, "jet transport {transport:e}, theory {want_t:e}");
+    assert!((width / radius - 1.0).abs() < 0.15, "jet width {width} m, theory {radius} m");
+}
