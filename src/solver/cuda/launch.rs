@@ -53,6 +53,7 @@ pub struct DeviceArrays {
     pub ecells: u64,
     pub enormal: u64,
     pub acc: u64,
+    pub quiet: u64,
     pub boundaries: u64,
     pub scratch: u64,
     pub stride: i64,
