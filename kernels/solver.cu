@@ -10,11 +10,10 @@
 // low parts, which only the update reads and writes;
 // ecells = (i, j, slot_i, slot_j) with j = -1 on a boundary, where the fourth int is the
 // boundary table index; enormal = n * L;
-// acc[(2 * slot + layer) * stride + cell] = (M1, M2, M3, Z) / (M4, M5, M6, 0);
-// quiet[slot * stride + cell] = 0 where the edge wrote the slot's accumulators; else the edge
-// had no water on either side (dry_edge in wetdry.cuh), wrote no accumulators, and the slot
-// reads as the zeros it would have written: 1 for the edge's first cell (+0), 2 for its
-// second (-0, as -(len * 0)), so that the sums are the same bits as with the words written.
+// acc[(2 * slot + layer) * stride + cell] = (M1, M2, M3, Z) / (M4, M5, M6, 0), Z >= 0; an edge
+// with no water on either side (dry_edge in wetdry.cuh) writes only its layer-1 words, with
+// Z = -1 (a quiet slot): the layer-2 word then reads as the same zeros (+0 for the edge's
+// first cell, -0 = -(len * 0) for its second: the sums are the bits of the words written).
 // scratch[0] = bits of the minimum dt (atomicMin on the bit pattern of a positive float),
 // scratch[1] = "a cell went unphysical", scratch[2] = hyperbolicity fallbacks.
 
@@ -28,7 +27,6 @@ template <typename T> struct Arrays {
     const int4* ecells;
     const V2<T>* enormal;
     V4<T>* acc;
-    unsigned char* quiet;
     const Boundary<T>* boundaries;
     unsigned long long* scratch;
     long long stride;  // cells in the layout: the accumulators' stride
@@ -51,8 +49,8 @@ template <typename T>
 __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
                                             const int4* __restrict__ ecells, const V2<T>* __restrict__ enormal,
                                             const Boundary<T>* __restrict__ boundaries, V4<T>* __restrict__ acc,
-                                            unsigned char* __restrict__ quiet, long long stride, int e_begin,
-                                            int e_end, const Model<T>& m, T t, unsigned long long* __restrict__ scratch) {
+                                            long long stride, int e_begin, int e_end, const Model<T>& m, T t,
+                                            unsigned long long* __restrict__ scratch) {
     int e = e_begin + blockIdx.x * blockDim.x + threadIdx.x;
     bool fallback = false;
     if (e < e_end) {
@@ -63,10 +61,12 @@ __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const 
         Side<T> wi = load_side(v1[ec.x], v2[ec.x]);
         Side<T> wj = ec.y < 0 ? wi : load_side(v1[ec.y], v2[ec.y]);
         if (ec.y >= 0 && dry_edge(m, wi, wj)) {
-            // Dry land on both sides: two flag bytes instead of four accumulator words (the
-            // mostly-dry speed-up of issue 17; the update and the time step read the flags).
-            quiet[ec.z * stride + ec.x] = 1;
-            quiet[ec.w * stride + ec.y] = 2;
+            // Dry land on both sides: two quiet words instead of four (the mostly-dry speed-up
+            // of issue 17; the update and the time step know them by Z < 0).
+            V4<T> a = {T(0), T(0), T(0), T(-1)};
+            V4<T> c = {-T(0), -T(0), -T(0), T(-1)};
+            acc[(2 * ec.z) * stride + ec.x] = a;
+            acc[(2 * ec.w) * stride + ec.y] = c;
         } else {
             EdgeFlux<T> f = ec.y < 0 ? boundary_flux(m, boundaries[ec.w], wi, nx, ny, t) : numerical_flux(m, wi, wj, nx, ny);
             T z = len * f.speed;
@@ -74,13 +74,11 @@ __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const 
             V4<T> b = {len * f.i[3], len * f.i[4], len * f.i[5], T(0)};
             acc[(2 * ec.z) * stride + ec.x] = a;
             acc[(2 * ec.z + 1) * stride + ec.x] = b;
-            quiet[ec.z * stride + ec.x] = 0;
             if (ec.y >= 0) {
                 V4<T> c = {-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z};
                 V4<T> d = {-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T(0)};
                 acc[(2 * ec.w) * stride + ec.y] = c;
                 acc[(2 * ec.w + 1) * stride + ec.y] = d;
-                quiet[ec.w * stride + ec.y] = 0;
             }
             fallback = f.fallback;
         }
@@ -94,28 +92,22 @@ __device__ __forceinline__ unsigned long long min_bits(double x) { return (unsig
 
 // Cell c's time step 2 gamma |V_c| / Z_c as the bits of a positive float (~0: none).
 // Positive floats order like their bit patterns; NaN (bits above +inf) never wins.
-// The accumulator word (2 * slot + layer) of cell c, or the zeros its quiet flag stands for.
+// A slot's layer-2 word, given its layer-1 word w1: the zeros of w1 where the slot is quiet.
 template <typename T>
-__device__ __forceinline__ V4<T> slot_word(const V4<T>* __restrict__ acc, const unsigned char* __restrict__ quiet,
-                                           long long stride, long long c, int slot, int layer) {
-    unsigned char q = quiet[slot * stride + c];
-    if (q == 0) return acc[(2 * slot + layer) * stride + c];
-    T zero = q == 1 ? T(0) : -T(0);
-    V4<T> w = {zero, zero, zero, T(0)};
-    return w;
+__device__ __forceinline__ V4<T> layer2_word(const V4<T>* __restrict__ acc, const V4<T>& w1, long long at) {
+    if (w1.w < T(0)) {
+        V4<T> w = {w1.x, w1.y, w1.z, T(0)};
+        return w;
+    }
+    return acc[at];
 }
-// The Z word of slot `slot` of cell c (+0 for a quiet slot).
-template <typename T>
-__device__ __forceinline__ T slot_z(const V4<T>* __restrict__ acc, const unsigned char* __restrict__ quiet,
-                                    long long stride, long long c, int slot) {
-    return quiet[slot * stride + c] == 0 ? acc[2 * slot * stride + c].w : T(0);
-}
+// A slot's Z (+0 for a quiet slot; a NaN stays NaN).
+template <typename T> __device__ __forceinline__ T slot_z(T z) { return z < T(0) ? T(0) : z; }
 
 template <typename T>
 __device__ __forceinline__ unsigned long long cell_dt_bits(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc,
-                                                           const unsigned char* __restrict__ quiet, long long stride,
-                                                           long long c, T two_gamma) {
-    T z = slot_z(acc, quiet, stride, c, 0) + slot_z(acc, quiet, stride, c, 1) + slot_z(acc, quiet, stride, c, 2);
+                                                           long long stride, long long c, T two_gamma) {
+    T z = slot_z(acc[c].w) + slot_z(acc[2 * stride + c].w) + slot_z(acc[4 * stride + c].w);
     T dt = two_gamma * v2[c].w / z;
     return dt > T(0) ? min_bits(dt) : ~0ull;
 }
@@ -144,11 +136,10 @@ __device__ __forceinline__ unsigned long long block_min_bits(unsigned long long 
 }
 
 template <typename T>
-__device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc,
-                                          const unsigned char* __restrict__ quiet, long long stride, int n, T two_gamma,
-                                          unsigned long long* __restrict__ scratch) {
+__device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc, long long stride,
+                                          int n, T two_gamma, unsigned long long* __restrict__ scratch) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned long long bits = block_min_bits(c < n ? cell_dt_bits(v2, acc, quiet, stride, c, two_gamma) : ~0ull);
+    unsigned long long bits = block_min_bits(c < n ? cell_dt_bits(v2, acc, stride, c, two_gamma) : ~0ull);
     if (threadIdx.x == 0) atomicMin(&scratch[0], bits);
 }
 
@@ -162,18 +153,16 @@ template <typename T>
 __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
                                               const V2<T>* __restrict__ lo, V4<T>* __restrict__ o1,
                                               V4<T>* __restrict__ o2, V2<T>* __restrict__ olo,
-                                              const V4<T>* __restrict__ acc, const unsigned char* __restrict__ quiet,
-                                              long long stride, int n, const Model<T>& m, T dt,
-                                              unsigned long long* __restrict__ scratch) {
+                                              const V4<T>* __restrict__ acc, long long stride, int n,
+                                              const Model<T>& m, T dt, unsigned long long* __restrict__ scratch) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
     if (c >= n) return;
     V4<T> a = v1[c], b = v2[c];
     V2<T> l = lo[c];
-    V4<T> s0 = slot_word(acc, quiet, stride, c, 0, 0), s2 = slot_word(acc, quiet, stride, c, 1, 0),
-          s4 = slot_word(acc, quiet, stride, c, 2, 0);
-    V4<T> t1 = slot_word(acc, quiet, stride, c, 0, 1), t3 = slot_word(acc, quiet, stride, c, 1, 1),
-          t5 = slot_word(acc, quiet, stride, c, 2, 1);
+    V4<T> s0 = acc[c], s2 = acc[2 * stride + c], s4 = acc[4 * stride + c];
+    V4<T> t1 = layer2_word(acc, s0, stride + c), t3 = layer2_word(acc, s2, 3 * stride + c),
+          t5 = layer2_word(acc, s4, 5 * stride + c);
     // Correctly rounded, as on the CPU, whatever --prec-div says: the update is where mass
     // changes, and the fast division's rounding is biased enough to show in the mass of a
     // 10^6-cell float32 run.
@@ -230,14 +219,14 @@ __device__ __forceinline__ void extremes_kernel(const V4<T>* __restrict__ v1, co
 
 #define PYCNO_KERNELS(T, SUFFIX)                                                                                  \
     extern "C" __global__ void edge_##SUFFIX(Arrays<T> a, Model<T> m, int e_begin, int e_end, T t) {             \
-        edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.quiet, a.stride, e_begin, e_end, m, \
+        edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, e_begin, e_end, m, \
                        t, a.scratch);                                                                            \
     }                                                                                                             \
     extern "C" __global__ void dt_##SUFFIX(Arrays<T> a, T two_gamma) {                                           \
-        dt_kernel<T>(a.v2, a.acc, a.quiet, a.stride, a.n_owned, two_gamma, a.scratch);                           \
+        dt_kernel<T>(a.v2, a.acc, a.stride, a.n_owned, two_gamma, a.scratch);                           \
     }                                                                                                             \
     extern "C" __global__ void update_##SUFFIX(Arrays<T> a, Model<T> m, T dt) {                                  \
-        update_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, a.quiet, a.stride, a.n_owned, m, dt,       \
+        update_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, a.stride, a.n_owned, m, dt,       \
                          a.scratch);                                                                             \
     }                                                                                                             \
     extern "C" __global__ void extremes_##SUFFIX(Arrays<T> a, double* ext, const double* depth,                    \

@@ -53,7 +53,6 @@ pub struct DeviceArrays {
     pub ecells: u64,
     pub enormal: u64,
     pub acc: u64,
-    pub quiet: u64,
     pub boundaries: u64,
     pub scratch: u64,
     pub stride: i64,

@@ -52,9 +52,6 @@ pub struct CudaBackend<T: CudaReal> {
     enormal: CudaSlice<T>,
     boundaries: CudaSlice<Boundary<T>>,
     acc: CudaSlice<T>,
-    /// One flag byte per accumulator slot: the edge wrote no words, they read as zeros
-    /// (`kernels/solver.cu`, quiet).
-    quiet: CudaSlice<u8>,
     scratch: CudaSlice<u64>,
     n_cells: usize,
     n_owned: usize,
@@ -116,7 +113,6 @@ impl<T: CudaReal> CudaBackend<T> {
             stream.clone_htod(bytemuck::cast_slice::<[T; 2], T>(&lay.edge_normal)).map_err(|e| up("edges", e))?;
         let boundaries = stream.clone_htod(&lay.boundaries).map_err(|e| up("the boundary table", e))?;
         let acc = stream.alloc_zeros::<T>(6 * 4 * n).map_err(|e| up("accumulators", e))?;
-        let quiet = stream.alloc_zeros::<u8>(3 * n).map_err(|e| up("accumulator flags", e))?;
         let scratch = stream.clone_htod(&[u64::MAX, 0, 0]).map_err(|e| up("scratch", e))?;
         stream.synchronize()?;
         let mut b = CudaBackend {
@@ -137,7 +133,6 @@ impl<T: CudaReal> CudaBackend<T> {
             enormal,
             boundaries,
             acc,
-            quiet,
             scratch,
             n_cells: n,
             n_owned: lay.n_owned,
@@ -174,7 +169,6 @@ impl<T: CudaReal> CudaBackend<T> {
             ecells: address(&self.ecells, s),
             enormal: address(&self.enormal, s),
             acc: address(&self.acc, s),
-            quiet: address(&self.quiet, s),
             boundaries: address(&self.boundaries, s),
             scratch: address(&self.scratch, s),
             stride: self.n_cells as i64,
@@ -247,27 +241,31 @@ impl<T: CudaReal> CudaBackend<T> {
         Ok(())
     }
 
-    /// The accumulators, for tests that compare them with the CPU's: a slot whose edge wrote
-    /// a quiet flag instead (no water on either side) reads as the zeros the flag stands for.
+    /// The accumulators, for tests that compare them with the CPU's, with each quiet slot (an
+    /// edge with no water on either side wrote its layer-1 word with Z < 0 and no layer-2
+    /// word: `kernels/solver.cu`) read as the zeros it stands for.
     pub fn accumulators(&self) -> Result<Vec<T>> {
         let mut acc = self.stream.clone_dtoh(&self.acc)?;
-        let quiet = self.stream.clone_dtoh(&self.quiet)?;
         let n = self.n_cells;
-        for (k, &q) in quiet.iter().enumerate().filter(|(_, &q)| q != 0) {
-            let (slot, c) = (k / n, k % n);
-            let zero = if q == 1 { T::zero() } else { -T::zero() };
-            for layer in 0..2 {
-                let w = 4 * ((2 * slot + layer) * n + c);
-                acc[w..w + 4].copy_from_slice(&[zero, zero, zero, T::zero()]);
+        for slot in 0..3 {
+            for c in 0..n {
+                let (w1, w2) = (4 * (2 * slot * n + c), 4 * ((2 * slot + 1) * n + c));
+                if acc[w1 + 3] < T::zero() {
+                    acc[w1 + 3] = T::zero();
+                    let zeros = [acc[w1], acc[w1 + 1], acc[w1 + 2], T::zero()];
+                    acc[w2..w2 + 4].copy_from_slice(&zeros);
+                }
             }
         }
         Ok(acc)
     }
 
-    /// How many accumulator slots the last edge pass flagged quiet (no water on either side
-    /// of their edge), for tests.
+    /// How many accumulator slots the last edge pass left quiet (no water on either side of
+    /// their edge), for tests.
     pub fn quiet_slots(&self) -> Result<usize> {
-        Ok(self.stream.clone_dtoh(&self.quiet)?.iter().filter(|&&q| q != 0).count())
+        let acc = self.stream.clone_dtoh(&self.acc)?;
+        let n = self.n_cells;
+        Ok((0..3).map(|slot| (0..n).filter(|&c| acc[4 * (2 * slot * n + c) + 3] < T::zero()).count()).sum())
     }
 
     /// Poison every accumulator word with NaN, so that a test can prove each was written.
