@@ -93,8 +93,8 @@ __device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Con
 #define PYCNO_RESIDENT(T, SUFFIX)                                                                                 \
     extern "C" __global__ void edge_resident_##SUFFIX(Arrays<T> a, Model<T> m, int n_edges, const Control* c) {  \
         if (*(const volatile unsigned long long*)&c->stop != 0) return;                                          \
-        edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, 0, n_edges, m, (T)c->t,   \
-                       a.scratch);                                                                               \
+        edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, 0, n_edges, m,    \
+                       (T)c->t, a.scratch);                                                                               \
     }                                                                                                             \
     extern "C" __global__ void dt_resident_##SUFFIX(Arrays<T> a, T two_gamma, Control* c) {                      \
         dt_resident<T>(a, two_gamma, c);                                                                          \
@@ -103,7 +103,7 @@ __device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Con
     extern "C" __global__ void update_resident_##SUFFIX(Arrays<T> a, Model<T> m, const Control* c,               \
                                                          unsigned long long k) {                                 \
         if (*(const volatile unsigned long long*)&c->steps != k + 1) return;                                     \
-        update_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, a.stride, a.n_owned, m, (T)c->dt,          \
+        update_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, a.stride, a.n_owned, m, (T)c->dt, \
                          a.scratch);                                                                             \
     }
 

@@ -10,7 +10,10 @@
 // low parts, which only the update reads and writes;
 // ecells = (i, j, slot_i, slot_j) with j = -1 on a boundary, where the fourth int is the
 // boundary table index; enormal = n * L;
-// acc[(2 * slot + layer) * stride + cell] = (M1, M2, M3, Z) / (M4, M5, M6, 0).
+// acc[(2 * slot + layer) * stride + cell] = (M1, M2, M3, Z) / (M4, M5, M6, 0), Z >= 0; an edge
+// with no water on either side (dry_edge in wetdry.cuh) writes only its layer-1 words, with
+// Z = -1 (a quiet slot): the layer-2 word then reads as the same zeros (+0 for the edge's
+// first cell, -0 = -(len * 0) for its second: the sums are the bits of the words written).
 // scratch[0] = bits of the minimum dt (atomicMin on the bit pattern of a positive float),
 // scratch[1] = "a cell went unphysical", scratch[2] = hyperbolicity fallbacks.
 
@@ -56,20 +59,29 @@ __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const 
         T len = rt_sqrt(nl.x * nl.x + nl.y * nl.y);
         T nx = nl.x / len, ny = nl.y / len;
         Side<T> wi = load_side(v1[ec.x], v2[ec.x]);
-        EdgeFlux<T> f = ec.y < 0 ? boundary_flux(m, boundaries[ec.w], wi, nx, ny, t)
-                                 : numerical_flux(m, wi, load_side(v1[ec.y], v2[ec.y]), nx, ny);
-        T z = len * f.speed;
-        V4<T> a = {len * f.i[0], len * f.i[1], len * f.i[2], z};
-        V4<T> b = {len * f.i[3], len * f.i[4], len * f.i[5], T(0)};
-        acc[(2 * ec.z) * stride + ec.x] = a;
-        acc[(2 * ec.z + 1) * stride + ec.x] = b;
-        if (ec.y >= 0) {
-            V4<T> c = {-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z};
-            V4<T> d = {-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T(0)};
+        Side<T> wj = ec.y < 0 ? wi : load_side(v1[ec.y], v2[ec.y]);
+        if (ec.y >= 0 && dry_edge(m, wi, wj)) {
+            // Dry land on both sides: two quiet words instead of four (the mostly-dry speed-up
+            // of issue 17; the update and the time step know them by Z < 0).
+            V4<T> a = {T(0), T(0), T(0), T(-1)};
+            V4<T> c = {-T(0), -T(0), -T(0), T(-1)};
+            acc[(2 * ec.z) * stride + ec.x] = a;
             acc[(2 * ec.w) * stride + ec.y] = c;
-            acc[(2 * ec.w + 1) * stride + ec.y] = d;
+        } else {
+            EdgeFlux<T> f = ec.y < 0 ? boundary_flux(m, boundaries[ec.w], wi, nx, ny, t) : numerical_flux(m, wi, wj, nx, ny);
+            T z = len * f.speed;
+            V4<T> a = {len * f.i[0], len * f.i[1], len * f.i[2], z};
+            V4<T> b = {len * f.i[3], len * f.i[4], len * f.i[5], T(0)};
+            acc[(2 * ec.z) * stride + ec.x] = a;
+            acc[(2 * ec.z + 1) * stride + ec.x] = b;
+            if (ec.y >= 0) {
+                V4<T> c = {-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z};
+                V4<T> d = {-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T(0)};
+                acc[(2 * ec.w) * stride + ec.y] = c;
+                acc[(2 * ec.w + 1) * stride + ec.y] = d;
+            }
+            fallback = f.fallback;
         }
-        fallback = f.fallback;
     }
     unsigned int n = __popc(__ballot_sync(0xffffffffu, fallback));
     if ((threadIdx.x & 31) == 0 && n != 0) atomicAdd(&scratch[2], (unsigned long long)n);
@@ -80,10 +92,22 @@ __device__ __forceinline__ unsigned long long min_bits(double x) { return (unsig
 
 // Cell c's time step 2 gamma |V_c| / Z_c as the bits of a positive float (~0: none).
 // Positive floats order like their bit patterns; NaN (bits above +inf) never wins.
+// A slot's layer-2 word, given its layer-1 word w1: the zeros of w1 where the slot is quiet.
+template <typename T>
+__device__ __forceinline__ V4<T> layer2_word(const V4<T>* __restrict__ acc, const V4<T>& w1, long long at) {
+    if (w1.w < T(0)) {
+        V4<T> w = {w1.x, w1.y, w1.z, T(0)};
+        return w;
+    }
+    return acc[at];
+}
+// A slot's Z (+0 for a quiet slot; a NaN stays NaN).
+template <typename T> __device__ __forceinline__ T slot_z(T z) { return z < T(0) ? T(0) : z; }
+
 template <typename T>
 __device__ __forceinline__ unsigned long long cell_dt_bits(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc,
                                                            long long stride, long long c, T two_gamma) {
-    T z = acc[c].w + acc[2 * stride + c].w + acc[4 * stride + c].w;
+    T z = slot_z(acc[c].w) + slot_z(acc[2 * stride + c].w) + slot_z(acc[4 * stride + c].w);
     T dt = two_gamma * v2[c].w / z;
     return dt > T(0) ? min_bits(dt) : ~0ull;
 }
@@ -137,7 +161,8 @@ __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, cons
     V4<T> a = v1[c], b = v2[c];
     V2<T> l = lo[c];
     V4<T> s0 = acc[c], s2 = acc[2 * stride + c], s4 = acc[4 * stride + c];
-    V4<T> t1 = acc[stride + c], t3 = acc[3 * stride + c], t5 = acc[5 * stride + c];
+    V4<T> t1 = layer2_word(acc, s0, stride + c), t3 = layer2_word(acc, s2, 3 * stride + c),
+          t5 = layer2_word(acc, s4, 5 * stride + c);
     // Correctly rounded, as on the CPU, whatever --prec-div says: the update is where mass
     // changes, and the fast division's rounding is biased enough to show in the mass of a
     // 10^6-cell float32 run.
@@ -213,14 +238,15 @@ __device__ __forceinline__ void budget_kernel(const V4<T>* __restrict__ acc, lon
 
 #define PYCNO_KERNELS(T, SUFFIX)                                                                                  \
     extern "C" __global__ void edge_##SUFFIX(Arrays<T> a, Model<T> m, int e_begin, int e_end, T t) {             \
-        edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, e_begin, e_end, m, t,     \
-                       a.scratch);                                                                               \
+        edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, e_begin, e_end, m, \
+                       t, a.scratch);                                                                            \
     }                                                                                                             \
     extern "C" __global__ void dt_##SUFFIX(Arrays<T> a, T two_gamma) {                                           \
-        dt_kernel<T>(a.v2, a.acc, a.stride, a.n_owned, two_gamma, a.scratch);                                    \
+        dt_kernel<T>(a.v2, a.acc, a.stride, a.n_owned, two_gamma, a.scratch);                           \
     }                                                                                                             \
     extern "C" __global__ void update_##SUFFIX(Arrays<T> a, Model<T> m, T dt) {                                  \
-        update_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, a.stride, a.n_owned, m, dt, a.scratch);   \
+        update_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, a.stride, a.n_owned, m, dt,       \
+                         a.scratch);                                                                             \
     }                                                                                                             \
     extern "C" __global__ void budget_##SUFFIX(Arrays<T> a, const int* open, double* budget, int n, double dt) {  \
         budget_kernel<T>(a.acc, a.stride, open, budget, n, dt);                                                   \

@@ -81,6 +81,17 @@ __device__ __forceinline__ EdgeFlux<T> dry_flux(const Model<T>& m, const Side<T>
     return f;
 }
 
+// Whether an interior edge's flux is exactly zero because no layer is present on either side:
+// numerical_flux then takes dry_flux (some thickness is below m.thin) and dry_flux its first
+// return (every thickness at most its rounding). The edge kernel then writes two quiet words
+// instead of four (solver.cu, the accumulator layout).
+template <typename T> __device__ __forceinline__ bool dry_edge(const Model<T>& m, const Side<T>& wi, const Side<T>& wj) {
+    T h1i = side_h1(m, wi), h2i = side_h2(m, wi), h1j = side_h1(m, wj), h2j = side_h2(m, wj);
+    if (!needs_dry_flux(m, h1i, h2i, h1j, h2j)) return false;
+    T si = wd_rounding(m, wi.depth), sj = wd_rounding(m, wj.depth);
+    return wd_present(h1i, si) + wd_present(h2i, si) + wd_present(h1j, sj) + wd_present(h2j, sj) == T(0);
+}
+
 // A cell after its update: momentum dropped at or below the dry tolerance, a thickness that
 // rounding left negative within the tolerance set to exactly zero. Returns whether the state
 // was admissible before.

@@ -601,12 +601,17 @@ fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/scenarios").join(name)
 }
 
-const EXAMPLES: [&str; 5] = [
+const EXAMPLES: [&str; 10] = [
     "dambreak_paper.json",
     "channel_internal_dambreak.json",
     "lake_at_rest_bump.json",
     "island_exchange.json",
     "channel_gmsh_mesh.json",
+    "lock_exchange.json",
+    "thin_slick.json",
+    "seamount_piercing.json",
+    "dense_current_slope.json",
+    "beach_runup.json",
 ];
 
 #[test]

@@ -60,9 +60,9 @@ fn norms(state: &[CellState], area: &[f64]) -> Vec<[f64; 2]> {
         .collect()
 }
 
-/// Run the example at `path` to its end on `device` in `precision`: its norms, steps and
-/// each layer's relative mass change.
-fn run_example(path: &Path, device: BackendChoice, precision: Precision) -> (Vec<[f64; 2]>, u64, [f64; 2]) {
+/// Run the example at `path` to its end on `device` in `precision`, its CFL number `gamma`
+/// times `1 + bump`: its norms, steps and each layer's relative mass change.
+fn run_example(path: &Path, device: BackendChoice, precision: Precision, bump: f64) -> (Vec<[f64; 2]>, u64, [f64; 2]) {
     let s = Scenario::from_file(path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
     let pm = scenario_mesh(&s).unwrap();
     let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
@@ -73,7 +73,7 @@ fn run_example(path: &Path, device: BackendChoice, precision: Precision) -> (Vec
     let plan = Schedule {
         t_start: 0.0,
         t_end: s.time.end,
-        gamma: s.physics.gamma,
+        gamma: s.physics.gamma * (1.0 + bump),
         outputs: &[],
         first_output_index: 1,
         max_steps: None,
@@ -104,6 +104,26 @@ fn mass_tolerance(precision: Precision) -> f64 {
     }
 }
 
+/// The largest difference (relative to the largest norm) between two sets of norms.
+fn norm_difference(a: &[[f64; 2]], b: &[[f64; 2]]) -> f64 {
+    let scale = b.iter().map(|n| n[1]).fold(0.0, f64::max);
+    a.iter().zip(b).flat_map(|(x, y)| [(x[0] - y[0]).abs() / scale, (x[1] - y[1]).abs() / scale]).fold(0.0, f64::max)
+}
+
+/// How far the example's norms move on the CPU when every step's time step changes by
+/// about one rounding (the CFL number times 1 + one ulp): its own sensitivity to rounding.
+/// Most examples move by rounding only (1e-17 to 1e-16 in float64); a shoreline moving
+/// over a slope (beach_runup, dense_current_slope) moves by 1e-4 to 1e-3, because `settle`
+/// drops a layer's momentum at the dry tolerance: one rounding decides whether a cell at the
+/// front keeps its velocity, and the front then carries the difference on (measured
+/// 2026-11-23: beach_runup 2.3e-4 in float64 and 1.6e-3 in float32, dense_current_slope
+/// 5.6e-5 and 1.6e-7). The GPU's fused multiply-adds are such roundings at every step.
+fn rounding_sensitivity(path: &Path, precision: Precision, plain: &[[f64; 2]]) -> f64 {
+    let ulp = if precision == Precision::F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+    let (bumped, _, _) = run_example(path, BackendChoice::Cpu, precision, ulp);
+    norm_difference(&bumped, plain)
+}
+
 /// Relative tolerance against the largest stored norm of the example.
 fn tolerance(device: BackendChoice, precision: Precision) -> f64 {
     match (device, precision) {
@@ -130,7 +150,7 @@ fn check_all(device: BackendChoice) {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let mut per = serde_json::Map::new();
         for precision in [Precision::F64, Precision::F32] {
-            let (got, steps, mass) = run_example(&path, device, precision);
+            let (got, steps, mass) = run_example(&path, device, precision, 0.0);
             let p = precision.name();
             for (k, change) in mass.iter().enumerate() {
                 if *change > mass_tolerance(precision) {
@@ -158,7 +178,18 @@ fn check_all(device: BackendChoice) {
                 })
                 .collect();
             let scale = want_n.iter().map(|n| n[1]).fold(0.0, f64::max);
-            let tol = tolerance(device, precision);
+            // On the GPU, an example that is itself sensitive to rounding may differ by up to
+            // a hundred times what one rounding of the CPU's time step makes of it (the GPU
+            // rounds differently in every fused operation of every step; measured on an H200,
+            // 2026-11-23: beach_runup's Linf of q2y, the transverse momentum left at the
+            // shoreline, 40 times). The other wet/dry examples (lock exchange, slick,
+            // seamount) and the probes of tests/gpu_probes.rs hold the dry-aware code tight.
+            let tol = match device {
+                BackendChoice::Cuda => {
+                    tolerance(device, precision).max(100.0 * rounding_sensitivity(&path, precision, &want_n))
+                }
+                _ => tolerance(device, precision),
+            };
             let mut worst = 0.0f64;
             for (f, (g, w)) in FIELDS.iter().zip(got.iter().zip(&want_n)) {
                 for k in 0..2 {

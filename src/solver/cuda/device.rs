@@ -83,7 +83,18 @@ pub fn nvrtc_present() -> bool {
 /// Compile every kernel, both precisions, to PTX for `arch` (e.g. "sm_90"), with the flags a
 /// run uses. Needs NVRTC ([`nvrtc_present`]), not a GPU.
 pub fn compile_ptx(arch: &str) -> Result<String> {
-    let src: String = KERNEL_SOURCES.iter().map(|(name, text)| format!("// ---- {name}\n{text}\n")).collect();
+    // `PYCNO_KERNEL_DIR` compiles the sources of that directory instead of the embedded
+    // ones (a file missing there is taken from the binary): how a variant of a kernel is
+    // tried on a GPU machine that has no Rust toolchain, without a rebuild.
+    let dir = std::env::var_os("PYCNO_KERNEL_DIR").map(std::path::PathBuf::from);
+    let mut src = String::new();
+    for (name, text) in KERNEL_SOURCES {
+        let text = match dir.as_ref().map(|d| d.join(name)).filter(|f| f.is_file()) {
+            Some(f) => std::fs::read_to_string(&f).with_context(|| format!("PYCNO_KERNEL_DIR: {}", f.display()))?,
+            None => text.to_string(),
+        };
+        src.push_str(&format!("// ---- {name}\n{text}\n"));
+    }
     let mut options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()];
     // For experiments and benchmarks of compiler flags (e.g. "--use_fast_math").
     if let Ok(extra) = std::env::var("PYCNO_NVRTC_FLAGS") {
