@@ -20,7 +20,7 @@ VENV="$ROOT/.venv"
 # and ships pre-generated bindings (no cmake, no libclang). MPI: Open MPI (libraries, headers,
 # mpirun) and libclang, with which the mpi crate generates its bindings at build time.
 APT_PACKAGES=(build-essential pkg-config ca-certificates curl git python3 python3-venv python3-pip
-    libopenmpi-dev openmpi-bin libclang-dev)
+    libopenmpi-dev openmpi-bin libclang-dev libnetcdf-dev)
 # nvidia-cuda-nvrtc: libnvrtc.so.13 for the CUDA 13 that cudarc is built for; tools/test.sh
 # puts it on LD_LIBRARY_PATH so that tests/kernels.rs compiles the kernels without a GPU.
 # netCDF4, xarray: the tests read the NetCDF (UGRID) output with them; jsonschema: the tests
