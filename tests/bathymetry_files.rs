@@ -541,3 +541,39 @@ fn s_with_interface(dir: &tempfile::TempDir, interface: serde_json::Value, edge:
     std::fs::write(&p, s.to_string()).unwrap();
     p
 }
+
+#[test]
+fn three_ranks_give_one_rank_s_run_bit_for_bit_for_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    write_netcdf(dir.path());
+    // Every format in one sum (each scaled down to a small contribution), over [-3, 2] x [31, 34].
+    write_asc(&dir.path().join("g.asc"), 8, 6, [-4.0, 30.0], 1.0, false, None);
+    write_tiff(&dir.path().join("r.tif"), 8, 6, [-4.0, 36.0], 1.0, false, false, true, None);
+    let mut pts = String::new();
+    for a in 0..=8 {
+        for b in 0..=6 {
+            let (x, y) = (-4.0 + a as f64 + 0.1 * (b % 3) as f64, 30.0 + b as f64);
+            pts += &format!("{x} {y} {}\n", linear(x, y));
+        }
+    }
+    std::fs::write(dir.path().join("p.xyz"), pts).unwrap();
+    let small = |path: &str| json!({"type": "file", "path": path, "positive": "up", "scale": 0.01});
+    let b = json!([
+        {"type": "constant", "depth": 3.0},
+        small("g.asc"), small("r.tif"), small("p.xyz"), small("classic.nc"), small("nc4.nc")
+    ]);
+    let scen = write_scenario(dir.path(), b, [[-3.0, 31.0], [2.0, 31.0], [2.0, 34.0], [-3.0, 34.0]]);
+    // Moving water, so that the depths reach the state (water at rest is stored as zeros).
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&scen).unwrap()).unwrap();
+    v["initial"] = json!({"type": "dam_break_x", "x0": -0.5, "interface_left": -0.5, "interface_right": -1.5});
+    v["time"] = json!({"end": 0.5});
+    std::fs::write(&scen, v.to_string()).unwrap();
+    let mut sums = Vec::new();
+    for np in [0, 3] {
+        let out = format!("o{np}");
+        let args = ["run", scen.to_str().unwrap(), "--out", &out, "--no-vtk", "-q", "--precision", "f64"];
+        expect_ok(common::cli::pycno_np(np, Some(dir.path()), &args, &[]));
+        sums.push(common::cli::stats(&dir.path().join(&out))["state_checksum"].clone());
+    }
+    assert_eq!(sums[0], sums[1], "1 rank and 3 ranks differ");
+}

@@ -601,12 +601,13 @@ fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/scenarios").join(name)
 }
 
-const EXAMPLES: [&str; 5] = [
+const EXAMPLES: [&str; 6] = [
     "dambreak_paper.json",
     "channel_internal_dambreak.json",
     "lake_at_rest_bump.json",
     "island_exchange.json",
     "channel_gmsh_mesh.json",
+    "strait_sill_from_file.json",
 ];
 
 #[test]
