@@ -210,6 +210,7 @@ fn xyz_points_are_interpolated_linearly_on_their_triangulation() {
 
 /// A GeoTIFF of `bilinear` (float32 or int16 samples) with pixel size `cell`, top-left
 /// corner `tl`, PixelIsArea or PixelIsPoint, GDAL_NODATA -9999 at `hole`.
+#[allow(clippy::too_many_arguments)] // each case of the tests is one call, read at a glance
 fn write_tiff(
     path: &Path,
     nx: u32,

@@ -121,7 +121,8 @@ pub fn grid_of(src: &mut dyn Source, variable: Option<&str>) -> Result<Grid> {
             bail!("coordinate variable {dim:?}: expected distinct finite coordinates, found {} to {}", c[0], c[n - 1]);
         }
         for (k, &x) in c.iter().enumerate() {
-            if !((x - (c[0] + k as f64 * d)).abs() <= 1e-6 * d.abs()) {
+            let off = (x - (c[0] + k as f64 * d)).abs();
+            if off.is_nan() || off > 1e-6 * d.abs() {
                 bail!("coordinate variable {dim:?}: expected evenly spaced coordinates, found {x} at index {k}");
             }
         }
