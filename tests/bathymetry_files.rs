@@ -120,21 +120,29 @@ fn asc_grids_are_sampled_bilinearly_with_either_registration() {
     }
 }
 
-#[test]
-fn a_rank_s_part_of_the_points_samples_the_same_bits() {
-    // Each rank reads only the window its centroids need; the values must not depend on it.
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("g.asc");
-    write_asc(&p, 40, 30, [-10.0, -7.5], 0.5, false, None);
-    let all = inner_points(-9.7, 9.7, -7.2, 7.2);
-    let f = file(&p, json!({}));
-    let whole = f.elevations(&all).unwrap();
+#[track_caller]
+fn same_bits_on_parts(f: &DataFile, all: &[[f64; 2]]) {
+    let whole = f.elevations(all).unwrap();
     for part in [&all[..5], &all[20..23], &all[all.len() - 4..]] {
         let start = all.iter().position(|q| q == &part[0]).unwrap();
         let got = f.elevations(part).unwrap();
         for (k, g) in got.iter().enumerate() {
-            assert_eq!(g.to_bits(), whole[start + k].to_bits(), "point {:?}", part[k]);
+            assert_eq!(g.to_bits(), whole[start + k].to_bits(), "{}: point {:?}", f.path.display(), part[k]);
         }
+    }
+}
+
+#[test]
+fn a_rank_s_part_of_the_points_samples_the_same_bits() {
+    // Each rank reads only the window its centroids need (ESRI grids, NetCDF); the values
+    // must not depend on it.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("g.asc");
+    write_asc(&p, 40, 30, [-10.0, -7.5], 0.5, false, None);
+    same_bits_on_parts(&file(&p, json!({})), &inner_points(-9.7, 9.7, -7.2, 7.2));
+    write_netcdf(dir.path());
+    for name in ["classic.nc", "offset64.nc", "nc4.nc"] {
+        same_bits_on_parts(&file(&dir.path().join(name), json!({})), &inner_points(-4.0, 3.0, 30.0, 35.0));
     }
 }
 

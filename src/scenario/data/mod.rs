@@ -127,7 +127,7 @@ impl DataFile {
         let data = match self.format() {
             DataFormat::Asc => asc::read(path, bbox).map(Data::Grid),
             DataFormat::Geotiff => geotiff::read(path).map(Data::Grid),
-            DataFormat::Netcdf => netcdf::read(path, self.variable.as_deref()).map(Data::Grid),
+            DataFormat::Netcdf => netcdf::read(path, self.variable.as_deref(), bbox).map(Data::Grid),
             DataFormat::Xyz => points::read(path).map(Data::Points),
         };
         data.with_context(|| format!("{}", path.display()))

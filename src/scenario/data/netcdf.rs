@@ -24,6 +24,19 @@ pub trait Source {
     fn vars(&self) -> Vec<VarInfo>;
     /// The whole variable as f64, unpacked by nothing.
     fn read(&mut self, var: &str) -> Result<Vec<f64>>;
+    /// Rows `start[0]..start[0] + count[0]` and columns `start[1]..start[1] + count[1]`
+    /// of a 2-D variable, row-major; `dims` is its (rows, columns).
+    fn read_window(&mut self, var: &str, dims: [usize; 2], start: [usize; 2], count: [usize; 2]) -> Result<Vec<f64>> {
+        let all = self.read(var)?;
+        if all.len() != dims[0] * dims[1] {
+            bail!("variable {var:?}: expected {} by {} values, found {}", dims[0], dims[1], all.len());
+        }
+        let mut out = Vec::with_capacity(count[0] * count[1]);
+        for r in start[0]..start[0] + count[0] {
+            out.extend_from_slice(&all[r * dims[1] + start[1]..r * dims[1] + start[1] + count[1]]);
+        }
+        Ok(out)
+    }
     /// The first value of a numeric attribute.
     fn att(&self, var: &str, att: &str) -> Option<f64>;
 }
@@ -68,7 +81,9 @@ impl Source for Classic {
     }
 }
 
-pub fn read(path: &Path, variable: Option<&str>) -> Result<Grid> {
+/// Read the grid, keeping the rows and columns that points in `bbox` need (NetCDF-4 reads
+/// only those from the file: a GEBCO tile may be far larger than a domain).
+pub fn read(path: &Path, variable: Option<&str>, bbox: [f64; 4]) -> Result<Grid> {
     let mut magic = [0u8; 4];
     let n = super::open(path)?.read(&mut magic).map_err(|e| anyhow!("cannot read: {e}"))?;
     let mut src: Box<dyn Source> = match &magic[..n] {
@@ -78,11 +93,11 @@ pub fn read(path: &Path, variable: Option<&str>) -> Result<Grid> {
         [b'C', b'D', b'F', 5] | [0x89, b'H', b'D', b'F'] => Box::new(super::netcdf4::open(path)?),
         _ => bail!("not a NetCDF file: it starts with neither CDF (classic) nor \\x89HDF (NetCDF-4)"),
     };
-    grid_of(src.as_mut(), variable)
+    grid_of(src.as_mut(), variable, bbox)
 }
 
 /// The CF grid of `variable` (or of the only 2-D variable) in `src`.
-pub fn grid_of(src: &mut dyn Source, variable: Option<&str>) -> Result<Grid> {
+pub fn grid_of(src: &mut dyn Source, variable: Option<&str>, bbox: [f64; 4]) -> Result<Grid> {
     let vars = src.vars();
     let is_coord = |v: &VarInfo| v.dims.len() == 1 && v.dims[0].0 == v.name;
     let grids: Vec<&VarInfo> = vars.iter().filter(|v| v.dims.len() == 2 && v.numeric && !is_coord(v)).collect();
@@ -130,22 +145,30 @@ pub fn grid_of(src: &mut dyn Source, variable: Option<&str>) -> Result<Grid> {
     };
     let (x0, dx, flip_x) = coord(src, &xdim, nx)?;
     let (y0, dy, flip_y) = coord(src, &ydim, ny)?;
-    let raw = src.read(&var.name)?;
-    if raw.len() != nx * ny {
-        bail!("variable {:?}: expected {ny} by {nx} values, found {}", var.name, raw.len());
+    // The window in ascending indices, then in the file's (flipped where descending).
+    let (i0, i1) = Grid::window(x0, dx, nx, bbox[0], bbox[2]);
+    let (j0, j1) = Grid::window(y0, dy, ny, bbox[1], bbox[3]);
+    let (wnx, wny) = (i1 - i0, j1 - j0);
+    let fx0 = if flip_x { nx - i1 } else { i0 };
+    let fy0 = if flip_y { ny - j1 } else { j0 };
+    let raw = src.read_window(&var.name, [ny, nx], [fy0, fx0], [wny, wnx])?;
+    if raw.len() != wnx * wny {
+        bail!("variable {:?}: expected {wny} by {wnx} values, found {}", var.name, raw.len());
     }
     let fill = [src.att(&var.name, "_FillValue"), src.att(&var.name, "missing_value")];
     let (scale, offset) =
         (src.att(&var.name, "scale_factor").unwrap_or(1.0), src.att(&var.name, "add_offset").unwrap_or(0.0));
-    let mut values = vec![0.0; nx * ny];
-    for j in 0..ny {
-        for i in 0..nx {
-            let v = raw[(if flip_y { ny - 1 - j } else { j }) * nx + if flip_x { nx - 1 - i } else { i }];
+    let mut values = vec![0.0; wnx * wny];
+    for j in 0..wny {
+        for i in 0..wnx {
+            let fj = if flip_y { wny - 1 - j } else { j };
+            let fi = if flip_x { wnx - 1 - i } else { i };
+            let v = raw[fj * wnx + fi];
             let missing = !v.is_finite() || fill.iter().any(|f| f.is_some_and(|f| f == v || f as f32 == v as f32));
-            values[j * nx + i] = if missing { f64::NAN } else { v * scale + offset };
+            values[j * wnx + i] = if missing { f64::NAN } else { v * scale + offset };
         }
     }
-    let g = Grid::whole(x0, y0, dx, dy, nx, ny, values, false);
+    let g = Grid { x0, y0, dx, dy, nx, ny, values, cells: false, origin: [i0, j0], wnx, wny };
     g.check().map_err(|e| anyhow!("variable {:?}: {e}", var.name))?;
     Ok(g)
 }

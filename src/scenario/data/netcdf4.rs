@@ -21,6 +21,7 @@ type InqVartype = unsafe extern "C" fn(c_int, c_int, *mut c_int) -> c_int;
 type InqDim = unsafe extern "C" fn(c_int, c_int, *mut c_char, *mut usize) -> c_int;
 type InqVarid = unsafe extern "C" fn(c_int, *const c_char, *mut c_int) -> c_int;
 type GetVarDouble = unsafe extern "C" fn(c_int, c_int, *mut f64) -> c_int;
+type GetVaraDouble = unsafe extern "C" fn(c_int, c_int, *const usize, *const usize, *mut f64) -> c_int;
 type InqAtt = unsafe extern "C" fn(c_int, c_int, *const c_char, *mut c_int, *mut usize) -> c_int;
 type GetAttDouble = unsafe extern "C" fn(c_int, c_int, *const c_char, *mut f64) -> c_int;
 
@@ -41,6 +42,7 @@ struct Api {
     inq_dim: InqDim,
     inq_varid: InqVarid,
     get_var_double: GetVarDouble,
+    get_vara_double: GetVaraDouble,
     inq_att: InqAtt,
     get_att_double: GetAttDouble,
     // Keeps the functions above loaded.
@@ -114,6 +116,7 @@ fn bind(lib: Library) -> Result<Api> {
             inq_dim: sym!("nc_inq_dim"),
             inq_varid: sym!("nc_inq_varid"),
             get_var_double: sym!("nc_get_var_double"),
+            get_vara_double: sym!("nc_get_vara_double"),
             inq_att: sym!("nc_inq_att"),
             get_att_double: sym!("nc_get_att_double"),
             _lib: lib,
@@ -202,6 +205,22 @@ impl Source for Nc4 {
         let mut out = vec![0.0f64; n];
         // SAFETY: room for every value of the variable.
         let status = unsafe { (self.api.get_var_double)(self.ncid, id, out.as_mut_ptr()) };
+        self.api.check(status, &format!("cannot read variable {var:?}"))?;
+        Ok(out)
+    }
+
+    fn read_window(&mut self, var: &str, dims: [usize; 2], start: [usize; 2], count: [usize; 2]) -> Result<Vec<f64>> {
+        let id = self.varid(var).ok_or_else(|| anyhow!("no variable {var:?}"))?;
+        let info = self.var_info(id)?;
+        let shape: Vec<usize> = info.dims.iter().map(|d| d.1).collect();
+        if shape != dims || start[0] + count[0] > dims[0] || start[1] + count[1] > dims[1] {
+            bail!("variable {var:?}: expected {} by {} values, found {shape:?}", dims[0], dims[1]);
+        }
+        let mut out = vec![0.0f64; count[0] * count[1]];
+        // SAFETY: start and count have one entry per dimension (2), and out room for the
+        // count[0] * count[1] values they select.
+        let status =
+            unsafe { (self.api.get_vara_double)(self.ncid, id, start.as_ptr(), count.as_ptr(), out.as_mut_ptr()) };
         self.api.check(status, &format!("cannot read variable {var:?}"))?;
         Ok(out)
     }
