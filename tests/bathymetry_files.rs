@@ -588,3 +588,30 @@ fn three_ranks_give_one_rank_s_run_bit_for_bit_for_every_format() {
     }
     assert_eq!(sums[0], sums[1], "1 rank and 3 ranks differ");
 }
+
+#[test]
+fn water_at_rest_over_a_bathymetry_file_stays_exactly_at_rest() {
+    // Well-balancing with a bottom read from data: flat interface and surface over the
+    // rough bottom of a grid (plus a sill), 200 steps, in float32 and float64.
+    let dir = tempfile::tempdir().unwrap();
+    write_asc(&dir.path().join("g.asc"), 12, 12, [0.0, 0.0], 1.0, false, None);
+    let b = json!([
+        {"type": "file", "path": "g.asc", "positive": "up", "scale": 0.1},
+        {"type": "constant", "depth": 8.0},
+        {"type": "sill", "x0": 6.0, "height": 1.0, "width": 1.0}
+    ]);
+    let p = write_scenario(dir.path(), b, [[0.5, 0.5], [11.5, 0.5], [11.5, 11.5], [0.5, 11.5]]);
+    let mut s = Scenario::from_file(&p).unwrap();
+    s.time.end = 1e4;
+    let f64run = common::run::<f64>(&s, Some(200));
+    let f32run = common::run::<f32>(&s, Some(200));
+    for o in [f64run, f32run] {
+        assert_eq!(o.stats.steps, 200);
+        let (min, max) = o.depth.iter().fold((f64::MAX, f64::MIN), |(a, b), &h| (a.min(h), b.max(h)));
+        assert!(max - min > 1.0, "the bottom is not rough: depths {min} to {max}");
+        for (c, (a, b)) in o.start.iter().zip(&o.end).enumerate() {
+            assert_eq!(a.to_array(), b.to_array(), "cell {c} moved");
+            assert_eq!(b.q1, [0.0; 2], "cell {c}");
+        }
+    }
+}
