@@ -601,7 +601,7 @@ fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/scenarios").join(name)
 }
 
-const EXAMPLES: [&str; 10] = [
+const EXAMPLES: [&str; 11] = [
     "dambreak_paper.json",
     "channel_internal_dambreak.json",
     "lake_at_rest_bump.json",
@@ -612,6 +612,7 @@ const EXAMPLES: [&str; 10] = [
     "seamount_piercing.json",
     "dense_current_slope.json",
     "beach_runup.json",
+    "strait_sill_from_file.json",
 ];
 
 #[test]

@@ -2,7 +2,7 @@
 //! rejected with a message that names the field's path and what was expected, and the
 //! paper benchmark written as JSON is `Scenario::paper_benchmark`.
 
-use pycno::scenario::{Bathymetry, Field, Initial, Scenario, Shape};
+use pycno::scenario::{Bathymetry, Field, Initial, Level, Scenario, Shape};
 use serde_json::{json, Value};
 
 /// A small valid scenario; tests replace parts of it.
@@ -116,7 +116,7 @@ fn dam_break_x_parses() {
 fn at_rest_parses() {
     let s = parse(&with("/initial", json!({ "type": "at_rest", "interface": -1.5, "surface": 0.25 })));
     match s.initial {
-        Initial::AtRest { interface, surface } => assert_eq!((interface, surface), (-1.5, 0.25)),
+        Initial::AtRest { interface, surface } => assert_eq!((interface, surface), (Level::Number(-1.5), 0.25)),
         other => panic!("wrong variant {other:?}"),
     }
 }

@@ -19,11 +19,14 @@ VENV="$ROOT/.venv"
 # build-essential also builds METIS: the metis crate compiles its vendored C sources with cc
 # and ships pre-generated bindings (no cmake, no libclang). MPI: Open MPI (libraries, headers,
 # mpirun) and libclang, with which the mpi crate generates its bindings at build time.
+# libnetcdf-dev: the NetCDF library pycno loads at run time for NetCDF-4 bathymetry files
+# (never linked: the binary runs without it).
 APT_PACKAGES=(build-essential pkg-config ca-certificates curl git python3 python3-venv python3-pip
-    libopenmpi-dev openmpi-bin libclang-dev)
+    libopenmpi-dev openmpi-bin libclang-dev libnetcdf-dev)
 # nvidia-cuda-nvrtc: libnvrtc.so.13 for the CUDA 13 that cudarc is built for; tools/test.sh
 # puts it on LD_LIBRARY_PATH so that tests/kernels.rs compiles the kernels without a GPU.
-# netCDF4, xarray: the tests read the NetCDF (UGRID) output with them; jsonschema: the tests
+# netCDF4, xarray: the tests read the NetCDF (UGRID) output with them and write the NetCDF
+# bathymetry files tests/bathymetry_files.rs reads; jsonschema: the tests
 # validate the examples against `pycno schema`.
 PY_PACKAGES=(vtk numpy matplotlib netCDF4 xarray jsonschema nvidia-cuda-nvrtc==13.0.88)
 # Oldest rustc the locked crates accept (nalgebra, wide); a warning only.

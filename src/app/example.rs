@@ -48,6 +48,12 @@ pub const EXAMPLES: &[Example] = &[
         json: include_str!("../../meshes/scenarios/lake_at_rest_bump.json"),
         meshes: &[],
     },
+    Example {
+        name: "strait_sill_from_file",
+        about: "an internal bore over a sill, bathymetry from an ESRI grid plus a sill shape",
+        json: include_str!("../../meshes/scenarios/strait_sill_from_file.json"),
+        meshes: &[("strait_bathymetry.asc", include_str!("../../meshes/scenarios/strait_bathymetry.asc"))],
+    },
 ];
 
 /// The list `pycno example` prints with no name.

@@ -3,6 +3,7 @@
 //! wrong types and physically invalid values are rejected with the field's path.
 
 pub mod boundaries;
+pub mod data;
 pub mod initial;
 mod tagged;
 
@@ -39,7 +40,8 @@ pub struct Scenario {
     /// How fine the triangulation of `domain` is.
     #[serde(default)]
     pub resolution: Resolution,
-    /// Depth of the bottom below the reference level, H(x, y), positive down (m).
+    /// Depth of the bottom below the reference level, H(x, y), positive down (m): a shape,
+    /// a data file, or a list of them whose depths add.
     #[serde(default)]
     pub bathymetry: Bathymetry,
     /// The state at t = 0.
@@ -101,6 +103,27 @@ pub enum Bathymetry {
         depth: f64,
         gradient: [f64; 2],
     },
+    /// A ridge across the domain: H = depth - height * exp(-(x - x0)^2 / width^2) (or of
+    /// y - y0 with `y0`, a ridge along x). `depth` defaults to 0, to add to other shapes.
+    Sill {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        x0: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        y0: Option<f64>,
+        height: f64,
+        width: f64,
+        #[serde(default)]
+        depth: f64,
+    },
+    /// Read from a file (ESRI ASCII grid, GeoTIFF, NetCDF, XYZ points), sampled at cell
+    /// centroids.
+    #[serde(untagged)]
+    File(data::DataFile),
+    /// A list of shapes and files whose depths add: H = H_1 + H_2 + ..., so that bottom
+    /// elevations (-H) add too, and a shape with depth 0 raises (height > 0) or lowers the
+    /// bottom of the others.
+    #[serde(untagged)]
+    Sum(Vec<Bathymetry>),
 }
 impl Default for Bathymetry {
     fn default() -> Self {
@@ -136,15 +159,25 @@ pub enum Initial {
         #[serde(default)]
         surface: f64,
     },
-    /// Water at rest: flat interface and free surface.
+    /// Water at rest: flat free surface; the interface flat too, or its elevation read from
+    /// a file (then not at rest).
     AtRest {
-        interface: f64,
+        interface: Level,
         #[serde(default)]
         surface: f64,
     },
     /// Each layer's thickness and velocity given directly.
     Layers { layer1: Layer, layer2: Layer },
 }
+/// An elevation (m, positive up): a number, or read from a data file and sampled at cell
+/// centroids.
+#[derive(Clone, Debug, Serialize, JsonSchema, PartialEq)]
+#[serde(untagged)]
+pub enum Level {
+    Number(f64),
+    File(data::DataFile),
+}
+
 fn paper_radius() -> f64 {
     1.5
 }
@@ -420,6 +453,12 @@ impl Scenario {
             c.resolve_files(&dir);
         }
         s.check_boundary_files().map_err(|e| anyhow!("{}: {e:#}", path.display()))?;
+        for f in s.bathymetry.files_mut() {
+            f.resolve(&dir);
+        }
+        if let Initial::AtRest { interface: Level::File(f), .. } = &mut s.initial {
+            f.resolve(&dir);
+        }
         Ok(s)
     }
 
@@ -751,6 +790,19 @@ fn non_negative(field: &str, x: f64, what: &str) -> Result<()> {
 
 impl Bathymetry {
     fn validate(&self) -> Result<()> {
+        self.validate_at("bathymetry")
+    }
+
+    /// The files this bathymetry reads, for resolving their paths.
+    fn files_mut(&mut self) -> Vec<&mut data::DataFile> {
+        match self {
+            Bathymetry::File(f) => vec![f],
+            Bathymetry::Sum(parts) => parts.iter_mut().flat_map(|b| b.files_mut()).collect(),
+            _ => vec![],
+        }
+    }
+
+    fn validate_at(&self, at: &str) -> Result<()> {
         let finite = |field: &str, xs: &[f64]| -> Result<()> {
             if let Some(x) = xs.iter().find(|x| !x.is_finite()) {
                 bail!("{field}: expected a finite number, found {x}");
@@ -758,16 +810,36 @@ impl Bathymetry {
             Ok(())
         };
         match self {
-            Bathymetry::Constant { depth } => finite("bathymetry.depth", &[*depth]),
+            Bathymetry::Constant { depth } => finite(&format!("{at}.depth"), &[*depth]),
             Bathymetry::GaussianBump { depth, height, center, width } => {
-                finite("bathymetry.depth", &[*depth])?;
-                finite("bathymetry.height", &[*height])?;
-                finite("bathymetry.center", center)?;
-                positive("bathymetry.width", *width, "width")
+                finite(&format!("{at}.depth"), &[*depth])?;
+                finite(&format!("{at}.height"), &[*height])?;
+                finite(&format!("{at}.center"), center)?;
+                positive(&format!("{at}.width"), *width, "width")
             }
             Bathymetry::Slope { depth, gradient } => {
-                finite("bathymetry.depth", &[*depth])?;
-                finite("bathymetry.gradient", gradient)
+                finite(&format!("{at}.depth"), &[*depth])?;
+                finite(&format!("{at}.gradient"), gradient)
+            }
+            Bathymetry::Sill { x0, y0, height, width, depth } => {
+                match (x0, y0) {
+                    (Some(c), None) => finite(&format!("{at}.x0"), &[*c])?,
+                    (None, Some(c)) => finite(&format!("{at}.y0"), &[*c])?,
+                    _ => bail!("{at}: give exactly one of x0 (a ridge across x = x0) and y0 (a ridge across y = y0)"),
+                }
+                finite(&format!("{at}.height"), &[*height])?;
+                finite(&format!("{at}.depth"), &[*depth])?;
+                positive(&format!("{at}.width"), *width, "width")
+            }
+            Bathymetry::File(f) => f.validate(at),
+            Bathymetry::Sum(parts) => {
+                if parts.is_empty() {
+                    bail!("{at}: expected at least one shape or file in the list");
+                }
+                for (k, b) in parts.iter().enumerate() {
+                    b.validate_at(&format!("{at}[{k}]"))?;
+                }
+                Ok(())
             }
         }
     }
@@ -780,10 +852,12 @@ impl Initial {
     /// (thicknesses, no levels): both at 0, so that the solver stores h1 and the interface
     /// elevation.
     pub fn rest_levels(&self) -> Reference {
-        match *self {
-            Initial::AtRest { interface, surface } => Reference { surface, interface },
-            Initial::DamBreakX { interface_right, surface, .. } => Reference { surface, interface: interface_right },
-            Initial::CircularDamBreak { h1_outside, surface, .. } => {
+        match self {
+            &Initial::AtRest { interface: Level::Number(interface), surface } => Reference { surface, interface },
+            // A varying interface is not at rest: any reference level will do.
+            &Initial::AtRest { interface: Level::File(_), surface } => Reference { surface, interface: 0.0 },
+            &Initial::DamBreakX { interface_right, surface, .. } => Reference { surface, interface: interface_right },
+            &Initial::CircularDamBreak { h1_outside, surface, .. } => {
                 Reference { surface, interface: surface - h1_outside }
             }
             Initial::Layers { .. } => Reference::default(),
@@ -797,7 +871,8 @@ impl Initial {
                 positive("initial.h1_inside", *h1_inside, "thickness")?;
                 positive("initial.h1_outside", *h1_outside, "thickness")
             }
-            Initial::DamBreakX { .. } | Initial::AtRest { .. } => Ok(()),
+            Initial::DamBreakX { .. } | Initial::AtRest { interface: Level::Number(_), .. } => Ok(()),
+            Initial::AtRest { interface: Level::File(f), .. } => f.validate("initial.interface"),
             Initial::Layers { layer1, layer2 } => {
                 layer1.thickness.validate("initial.layer1.thickness")?;
                 layer2.thickness.validate("initial.layer2.thickness")
@@ -826,30 +901,56 @@ impl Field {
 impl<'de> Deserialize<'de> for Bathymetry {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = serde_json::Value::deserialize(d)?;
-        let parse = || -> Result<Bathymetry, String> {
-            let o = tagged::Obj::new(&v, "an object with a \"type\"")?;
-            Ok(match o.kind(&["constant", "gaussian_bump", "slope"])? {
-                "constant" => {
-                    o.only(&["depth"])?;
-                    Bathymetry::Constant { depth: o.req("depth")? }
-                }
-                "gaussian_bump" => {
-                    o.only(&["depth", "height", "center", "width"])?;
-                    Bathymetry::GaussianBump {
-                        depth: o.req("depth")?,
-                        height: o.req("height")?,
-                        center: o.req("center")?,
-                        width: o.req("width")?,
-                    }
-                }
-                _ => {
-                    o.only(&["depth", "gradient"])?;
-                    Bathymetry::Slope { depth: o.req("depth")?, gradient: o.req("gradient")? }
-                }
-            })
-        };
-        parse().map_err(<D::Error as serde::de::Error>::custom)
+        parse_bathymetry(&v, true).map_err(<D::Error as serde::de::Error>::custom)
     }
+}
+
+/// One bathymetry entry, or (`list_ok`, at the top) a list of them.
+fn parse_bathymetry(v: &serde_json::Value, list_ok: bool) -> Result<Bathymetry, String> {
+    if let Some(items) = v.as_array() {
+        if !list_ok {
+            return Err(tagged::err("", "expected a shape or file object; lists do not nest"));
+        }
+        let mut parts = Vec::with_capacity(items.len());
+        for (k, item) in items.iter().enumerate() {
+            parts.push(parse_bathymetry(item, false).map_err(|e| match tagged::split(&e) {
+                Some((path, msg)) => tagged::err(&tagged::join(&format!("[{k}]"), path), msg),
+                None => tagged::err(&format!("[{k}]"), e),
+            })?);
+        }
+        return Ok(Bathymetry::Sum(parts));
+    }
+    let o = tagged::Obj::new(v, "an object with a \"type\", or a list of them")?;
+    Ok(match o.kind(&["constant", "gaussian_bump", "slope", "sill", "file"])? {
+        "sill" => {
+            o.only(&["x0", "y0", "height", "width", "depth"])?;
+            Bathymetry::Sill {
+                x0: o.opt("x0", None)?,
+                y0: o.opt("y0", None)?,
+                height: o.req("height")?,
+                width: o.req("width")?,
+                depth: o.opt("depth", 0.0)?,
+            }
+        }
+        "file" => Bathymetry::File(tagged::value("", v)?),
+        "constant" => {
+            o.only(&["depth"])?;
+            Bathymetry::Constant { depth: o.req("depth")? }
+        }
+        "gaussian_bump" => {
+            o.only(&["depth", "height", "center", "width"])?;
+            Bathymetry::GaussianBump {
+                depth: o.req("depth")?,
+                height: o.req("height")?,
+                center: o.req("center")?,
+                width: o.req("width")?,
+            }
+        }
+        _ => {
+            o.only(&["depth", "gradient"])?;
+            Bathymetry::Slope { depth: o.req("depth")?, gradient: o.req("gradient")? }
+        }
+    })
 }
 
 impl<'de> Deserialize<'de> for Initial {
@@ -879,7 +980,11 @@ impl<'de> Deserialize<'de> for Initial {
                 }
                 "at_rest" => {
                     o.only(&["interface", "surface"])?;
-                    Initial::AtRest { interface: o.req("interface")?, surface: o.opt("surface", 0.0)? }
+                    let interface = match o.req::<serde_json::Value>("interface")? {
+                        serde_json::Value::Object(_) => Level::File(o.req("interface")?),
+                        _ => Level::Number(o.req("interface")?),
+                    };
+                    Initial::AtRest { interface, surface: o.opt("surface", 0.0)? }
                 }
                 _ => {
                     o.only(&["layer1", "layer2"])?;

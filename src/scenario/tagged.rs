@@ -25,6 +25,8 @@ pub fn join(a: &str, b: &str) -> String {
     match (a.is_empty(), b.is_empty()) {
         (true, _) => b.to_string(),
         (_, true) => a.to_string(),
+        // A list index: `bathymetry[1]`, not `bathymetry.[1]`.
+        _ if b.starts_with('[') => format!("{a}{b}"),
         _ => format!("{a}.{b}"),
     }
 }
