@@ -13,6 +13,8 @@
 //! After an intended change of the scheme, store the new norms with
 //! `PYCNO_BLESS=1 cargo test --release --test examples cpu` and say why in the commit.
 
+mod common;
+use common::repo_root;
 use pycno::app::run::part::{make_backend, RankPart};
 use pycno::app::run::{layer_masses, stored_cells, BackendChoice, Precision, Setup};
 use pycno::app::scenario_mesh;
@@ -24,18 +26,12 @@ use pycno::solver::stepper::{step_loop, Schedule};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-/// The repository: where this test was built, or `PYCNO_ROOT` (a bundled test binary run on
-/// another machine, see tools/gpu-test.sh).
-fn root() -> PathBuf {
-    std::env::var_os("PYCNO_ROOT").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
-}
-
 fn norms_file() -> PathBuf {
-    root().join("tests/data/example_norms.json")
+    repo_root().join("tests/data/example_norms.json")
 }
 
 fn examples() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("meshes/scenarios"))
+    let mut v: Vec<PathBuf> = std::fs::read_dir(repo_root().join("meshes/scenarios"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))

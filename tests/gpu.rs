@@ -60,24 +60,35 @@ fn rel_l2(a: &[CellState], b: &[CellState], f: impl Fn(&CellState) -> f64) -> f6
     (num / den.max(1e-300)).sqrt()
 }
 
-fn agreement<T: CudaReal>(tol_h: f64, tol_q: f64) {
-    let mut s = Scenario::paper_benchmark(16040);
-    s.time.end = 0.1;
-    let (cpu, gpu, _, area, fc, fg) = run_both::<T>(&s, 1000);
-    type Field = (&'static str, fn(&CellState) -> f64, f64);
-    let fields: [Field; 6] = [
+type Field = (&'static str, fn(&CellState) -> f64, f64);
+
+/// Thicknesses at `tol_h` and every momentum at `tol_q`.
+fn every_field(tol_h: f64, tol_q: f64) -> [Field; 6] {
+    [
         ("h1", |c| c.h1, tol_h),
         ("h2", |c| c.h2, tol_h),
         ("q1x", |c| c.q1[0], tol_q),
         ("q1y", |c| c.q1[1], tol_q),
         ("q2x", |c| c.q2[0], tol_q),
         ("q2y", |c| c.q2[1], tol_q),
-    ];
-    for (name, f, tol) in fields {
-        let e = rel_l2(&cpu, &gpu, f);
-        eprintln!("{}: CPU vs GPU relative L2 of {name}: {e:.3e} (tolerance {tol:.0e})", T::NAME);
-        assert!(e < tol, "{}: {name} differs: relative L2 {e:e} >= {tol:e}", T::NAME);
+    ]
+}
+
+/// The CPU's and the GPU's states agree field by field, in relative L2, within each field's
+/// tolerance (`what` names the run in the messages).
+fn assert_fields_agree<T: CudaReal>(what: &str, cpu: &[CellState], gpu: &[CellState], fields: &[Field]) {
+    for &(name, f, tol) in fields {
+        let e = rel_l2(cpu, gpu, f);
+        eprintln!("{}: {what}, CPU vs GPU relative L2 of {name}: {e:.3e} (tolerance {tol:.0e})", T::NAME);
+        assert!(e < tol, "{}: {what}: {name} differs: relative L2 {e:e} >= {tol:e}", T::NAME);
     }
+}
+
+fn agreement<T: CudaReal>(tol_h: f64, tol_q: f64) {
+    let mut s = Scenario::paper_benchmark(16040);
+    s.time.end = 0.1;
+    let (cpu, gpu, _, area, fc, fg) = run_both::<T>(&s, 1000);
+    assert_fields_agree::<T>("paper benchmark", &cpu, &gpu, &every_field(tol_h, tol_q));
     assert_eq!(fc, fg, "fallback counts differ");
     let (c1, c2) = masses(&cpu, &area);
     let (g1, g2) = masses(&gpu, &area);
@@ -475,22 +486,11 @@ fn gpu_island_at_rest_f64() {
 /// agrees with the CPU (relative L2 of the thicknesses and momenta), no thickness goes below
 /// zero beyond rounding, and each layer's mass is conserved.
 fn lock_exchange<T: CudaReal>(tol_h: f64, tol_q: f64) {
-    // PYCNO_ROOT: the repository where a bundled test binary runs (tools/gpu-test.sh).
-    let root = std::env::var_os("PYCNO_ROOT")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-    let s = Scenario::from_file(&root.join("meshes/scenarios/lock_exchange.json")).unwrap();
+    let s = Scenario::from_file(&common::repo_root().join("meshes/scenarios/lock_exchange.json")).unwrap();
     let (cpu, gpu, start, area, _, _) = run_both::<T>(&s, 400);
-    for (name, f, tol) in [
-        ("h1", (|c: &CellState| c.h1) as fn(&CellState) -> f64, tol_h),
-        ("h2", |c| c.h2, tol_h),
-        ("q1x", |c| c.q1[0], tol_q),
-        ("q2x", |c| c.q2[0], tol_q),
-    ] {
-        let e = rel_l2(&cpu, &gpu, f);
-        eprintln!("{}: lock exchange, 400 steps, CPU vs GPU relative L2 of {name}: {e:.3e}", T::NAME);
-        assert!(e < tol, "{}: {name} differs by {e:e}", T::NAME);
-    }
+    // Along the channel only: the transverse momenta are rounding-sized there.
+    let [h1, h2, q1x, _, q2x, _] = every_field(tol_h, tol_q);
+    assert_fields_agree::<T>("lock exchange, 400 steps", &cpu, &gpu, &[h1, h2, q1x, q2x]);
     assert!(gpu.iter().all(|c| c.is_admissible()), "a negative thickness on the GPU");
     let ((a1, a2), (b1, b2)) = (masses(&start, &area), masses(&gpu, &area));
     let bound = if std::mem::size_of::<T>() == 8 { 1e-13 } else { 1e-6 };
@@ -546,20 +546,7 @@ fn forced_agreement<T: CudaReal>(tol_h: f64, tol_q: f64, tol_budget: f64) {
     let sc = step_loop(&mut cpu, &Single, &plan, &mut |_, _| Ok(())).unwrap();
     assert_eq!(sg.steps, sc.steps);
     let (a, b) = (cpu.state().unwrap(), gpu.state().unwrap());
-    type Field = (&'static str, fn(&CellState) -> f64, f64);
-    let fields: [Field; 6] = [
-        ("h1", |c| c.h1, tol_h),
-        ("h2", |c| c.h2, tol_h),
-        ("q1x", |c| c.q1[0], tol_q),
-        ("q1y", |c| c.q1[1], tol_q),
-        ("q2x", |c| c.q2[0], tol_q),
-        ("q2y", |c| c.q2[1], tol_q),
-    ];
-    for (name, f, tol) in fields {
-        let e = rel_l2(&a, &b, f);
-        eprintln!("{}: forced run, CPU vs GPU relative L2 of {name}: {e:.3e} (tolerance {tol:.0e})", T::NAME);
-        assert!(e < tol, "{}: {name} differs: relative L2 {e:e} >= {tol:e}", T::NAME);
-    }
+    assert_fields_agree::<T>("forced run", &a, &b, &every_field(tol_h, tol_q));
     let (bc, bg) = (cpu.boundary_budget().unwrap(), gpu.boundary_budget().unwrap());
     assert_eq!(bc.len(), 4);
     for (k, (x, y)) in bc.iter().zip(&bg).enumerate() {

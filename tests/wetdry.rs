@@ -5,19 +5,10 @@
 mod common;
 #[path = "common/physics.rs"]
 mod physics_common;
+use common::ocean::max_speed;
 use common::{masses, run, scenario};
 use physics_common::Rng;
 use pycno::physics::{numerical_flux, CellState, Model, Physics, Real, Side};
-
-fn max_speed(state: &[CellState]) -> f64 {
-    state
-        .iter()
-        .flat_map(|s| {
-            let (u1, u2) = s.velocities();
-            [u1[0], u1[1], u2[0], u2[1]]
-        })
-        .fold(0.0, |m, x| m.max(x.abs()))
-}
 
 /// A 10 m square basin with a Gaussian bathymetry and water at rest.
 fn basin(bathymetry: &str, initial: &str, cells: u64) -> pycno::scenario::Scenario {

@@ -12,6 +12,14 @@ use pycno::scenario::{initial, Scenario};
 use pycno::solver::stepper::{step_loop, LoopStats, Schedule};
 use pycno::solver::{Backend, CpuBackend, Layout};
 
+/// The repository: where the tests were built, or `PYCNO_ROOT` (a bundled test binary run on
+/// another machine, see tools/gpu-test.sh).
+pub fn repo_root() -> std::path::PathBuf {
+    std::env::var_os("PYCNO_ROOT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
 pub struct Outcome {
     pub pm: PreparedMesh,
     pub depth: Vec<f64>,
