@@ -13,7 +13,8 @@ template <typename T> struct Model {
     T thin;             // an edge with a layer thinner than this takes the dry-aware flux
     T manning;          // Manning's n of the bottom (lower layer); 0 for none
     T interlayer_friction;  // quadratic interlayer friction coefficient; 0 for none
-    T coriolis_f;       // Coriolis parameter f (1/s); 0 for none
+    T coriolis_f;       // Coriolis parameter f (1/s); 0 for none; on a beta-plane, f at y0
+    int coriolis_per_cell;  // 1 on a beta-plane: each cell's f from the per-cell array
     T wind_x;           // kinematic wind stress on the upper layer (m^2/s^2)
     T wind_y;
 };
@@ -21,5 +22,6 @@ template <typename T> struct Model {
 // Whether any cell source term is on (Model::has_sources).
 template <typename T> __device__ __forceinline__ bool has_sources(const Model<T>& m) {
     return m.linear_friction > T(0) || m.manning > T(0) || m.interlayer_friction > T(0) || m.coriolis_f != T(0) ||
+           m.coriolis_per_cell != 0 ||
            m.wind_x != T(0) || m.wind_y != T(0);
 }

@@ -104,7 +104,7 @@ __device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Con
                                                          unsigned long long k) {                                 \
         if (*(const volatile unsigned long long*)&c->steps != k + 1) return;                                     \
         update_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, a.stride, a.n_owned, m, (T)c->dt, \
-                         a.scratch);                                                                             \
+                         a.scratch, a.coriolis);                                                                 \
     }
 
 PYCNO_RESIDENT(float, f32)

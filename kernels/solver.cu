@@ -32,6 +32,7 @@ template <typename T> struct Arrays {
     long long stride;  // cells in the layout: the accumulators' stride
     int n_owned;
     int reserved;
+    const T* coriolis;  // each owned cell's Coriolis parameter on a beta-plane
 };
 
 template <typename T>
@@ -154,7 +155,8 @@ __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, cons
                                               const V2<T>* __restrict__ lo, V4<T>* __restrict__ o1,
                                               V4<T>* __restrict__ o2, V2<T>* __restrict__ olo,
                                               const V4<T>* __restrict__ acc, long long stride, int n,
-                                              const Model<T>& m, T dt, unsigned long long* __restrict__ scratch) {
+                                              const Model<T>& m, T dt, unsigned long long* __restrict__ scratch,
+                                              const T* __restrict__ coriolis) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
     if (c >= n) return;
@@ -177,7 +179,7 @@ __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, cons
     b.y = b.y - k * (t1.y + t3.y + t5.y);
     b.z = b.z - k * (t1.z + t3.z + t5.z);
     Side<T> s = load_side(a, b);
-    if (has_sources(m)) source(m, s, dt);
+    if (has_sources(m)) source_at(m, s, dt, m.coriolis_per_cell ? coriolis[c] : m.coriolis_f);
     // Vanishing layers and the admissibility check (wetdry.cuh).
     bool ok = settle(m, s, l.x, l.y);
     a.x = s.d1; a.y = s.q1x; a.z = s.q1y;
@@ -246,7 +248,7 @@ __device__ __forceinline__ void budget_kernel(const V4<T>* __restrict__ acc, lon
     }                                                                                                             \
     extern "C" __global__ void update_##SUFFIX(Arrays<T> a, Model<T> m, T dt) {                                  \
         update_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, a.stride, a.n_owned, m, dt,       \
-                         a.scratch);                                                                             \
+                         a.scratch, a.coriolis);                                                                 \
     }                                                                                                             \
     extern "C" __global__ void budget_##SUFFIX(Arrays<T> a, const int* open, double* budget, int n, double dt) {  \
         budget_kernel<T>(a.acc, a.stride, open, budget, n, dt);                                                   \

@@ -8,7 +8,16 @@ __device__ __forceinline__ void rt_sincos(float x, float* s, float* c) { sincosf
 __device__ __forceinline__ void rt_sincos(double x, double* s, double* c) { sincos(x, s, c); }
 
 template <typename T>
+__device__ __forceinline__ void source_at(const Model<T>& m, Side<T>& s, T dt, T f);
+
+template <typename T>
 __device__ __forceinline__ void source(const Model<T>& m, Side<T>& s, T dt) {
+    source_at(m, s, dt, m.coriolis_f);
+}
+
+// source with the cell's own Coriolis parameter f (source_at in source.rs).
+template <typename T>
+__device__ __forceinline__ void source_at(const Model<T>& m, Side<T>& s, T dt, T f) {
     T one = T(1), two = T(2), four = T(4);
     if (m.wind_x != T(0) || m.wind_y != T(0)) {
         s.q1x = s.q1x + dt * m.wind_x;
@@ -39,8 +48,8 @@ __device__ __forceinline__ void source(const Model<T>& m, Side<T>& s, T dt) {
         s.q1x = s.q1x + c1x; s.q1y = s.q1y + c1y;
         s.q2x = s.q2x - c2x; s.q2y = s.q2y - c2y;
     }
-    if (m.coriolis_f != T(0)) {
-        T angle = m.coriolis_f * dt;
+    if (f != T(0)) {
+        T angle = f * dt;
         T sn, cs;
         rt_sincos(angle, &sn, &cs);
         T q1x = cs * s.q1x + sn * s.q1y, q1y = cs * s.q1y - sn * s.q1x;

@@ -19,6 +19,9 @@ fn backend(s: &Scenario) -> (pycno::app::PreparedMesh, CpuBackend<f64>) {
     let (depth, init) = initial::evaluate(s, &pm.topo.cell_centroid).expect("initial state");
     let mut lay = Layout::<f64>::from_topology(&pm.topo, &depth, &init, &s.physics.reference());
     lay.set_boundaries(&pm.topo.edge_tag, &s.boundary_table(&pm.mesh, &pm.topo).expect("table"));
+    if let Some(c) = s.physics.coriolis.filter(|c| c.varies()) {
+        lay.set_coriolis(&pm.topo.cell_centroid.iter().map(|p| c.f_at(p[1])).collect::<Vec<_>>());
+    }
     let b = CpuBackend::new(Model::new(&s.physics).unwrap(), lay).unwrap();
     (pm, b)
 }
@@ -427,7 +430,7 @@ fn model(p: Physics) -> Model<f64> {
 fn an_inertial_oscillation_keeps_its_amplitude_and_period() {
     let f = 1e-4;
     let m = model(Physics {
-        coriolis: Some(pycno::physics::model::Coriolis { f0: Some(f), latitude: None }),
+        coriolis: Some(pycno::physics::model::Coriolis { f0: Some(f), ..Default::default() }),
         ..Default::default()
     });
     let period = 2.0 * std::f64::consts::PI / f;
@@ -451,7 +454,7 @@ fn an_inertial_oscillation_keeps_its_amplitude_and_period() {
     assert!(err1 < 1e-9 && err2 < 1e-9, "not back after one period: {err1:e} {err2:e}");
     assert!((turned / (2.0 * std::f64::consts::PI) - 1.0).abs() < 1e-3, "turned {turned} rad in one period");
     // From latitude: f = 2 Omega sin(phi).
-    let c = pycno::physics::model::Coriolis { f0: None, latitude: Some(30.0) };
+    let c = pycno::physics::model::Coriolis { latitude: Some(30.0), ..Default::default() };
     assert!((c.f() - 7.2921159e-5).abs() < 1e-15);
 }
 
@@ -495,6 +498,47 @@ fn an_inertial_oscillation_in_a_basin_has_period_two_pi_over_f() {
     let q =
         v.iter().min_by(|a, b| (a.0 - period / 4.0).abs().partial_cmp(&(b.0 - period / 4.0).abs()).unwrap()).unwrap();
     assert!(q.2 < -0.19, "a quarter period in, v = {} (want about -0.2)", q.2);
+}
+
+#[test]
+fn on_a_beta_plane_each_latitude_turns_at_its_own_f() {
+    // f = f0 + beta (y - y0) from 0.25 to 0.75 1/s across the basin: a uniform flow turns
+    // at each cell's own rate, so after t the band at northing y has turned by f(y) t
+    // (clockwise). Waves from the walls travel 7 m/s x 3 s = 21 m: the bands, 100 m from
+    // the walls, see only their own rotation (and the slight convergence that the
+    // difference in rotation makes between bands).
+    let (f0, beta, y0) = (0.5, 1.25e-3, 20.0);
+    let end = 3.0;
+    let s = scenario(&format!(
+        r#"{{
+        "domain": {{ "outer": [[-200, -200], [200, -200], [200, 200], [-200, 200]] }},
+        "resolution": {{ "cells": 6000 }},
+        "bathymetry": {{ "type": "constant", "depth": 5.0 }},
+        "initial": {{ "type": "layers", "layer1": {{ "thickness": 1.0, "velocity": [0.2, 0.0] }},
+                      "layer2": {{ "thickness": 4.0, "velocity": [0.2, 0.0] }} }},
+        "physics": {{ "coriolis": {{ "f0": {f0}, "beta": {beta}, "y0": {y0} }} }},
+        "time": {{ "end": {end} }}
+    }}"#
+    ));
+    let (pm, mut b) = backend(&s);
+    step_loop(&mut b, &Single, &plan(&s, None), &mut |_, _| Ok(())).unwrap();
+    let cen = pm.topo.cell_centroid.clone();
+    let st = b.state().unwrap();
+    for band in [-100.0, 0.0, 100.0] {
+        let cells: Vec<usize> =
+            (0..cen.len()).filter(|&c| cen[c][0].abs() < 30.0 && (cen[c][1] - band).abs() < 10.0).collect();
+        let n = cells.len() as f64;
+        let y = cells.iter().map(|&c| cen[c][1]).sum::<f64>() / n;
+        let (u, w) = cells
+            .iter()
+            .fold((0.0, 0.0), |(u, w), &c| (u + st[c].q1[0] / st[c].h1 / n, w + st[c].q1[1] / st[c].h1 / n));
+        let turned = (-w).atan2(u);
+        let want = (f0 + beta * (y - y0)) * end;
+        eprintln!("band y = {y:.1}: turned {turned:.5} rad, f(y) t = {want:.5}, |u| = {:.5}", u.hypot(w));
+        assert!((turned - want).abs() < 2e-3 * want, "band y = {y}: turned {turned}, want {want}");
+        // The f-plane's angle would be f0 t: the bands at ±100 m are 0.375 rad from it.
+        assert!(band == 0.0 || (turned - f0 * end).abs() > 0.1, "band y = {y} turned as on an f-plane");
+    }
 }
 
 #[test]
@@ -578,7 +622,7 @@ fn forced_scenario(dir: &Path) -> std::path::PathBuf {
         "resolution": { "cells": 3000 },
         "bathymetry": { "type": "gaussian_bump", "depth": 5, "height": 2, "center": [10, 2], "width": 2 },
         "initial": { "type": "dam_break_x", "x0": 10, "interface_left": -1, "interface_right": -1.5, "surface": 0 },
-        "physics": { "manning": 0.03, "interlayer_friction": 0.01, "coriolis": { "f0": 0.2 }, "wind_stress": [1e-3, 0] },
+        "physics": { "manning": 0.03, "interlayer_friction": 0.01, "coriolis": { "f0": 0.2, "beta": 0.02, "y0": 2 }, "wind_stress": [1e-3, 0] },
         "boundaries": { "sea": { "type": "elevation", "surface": { "file": "tide.csv" } },
                         "river": { "type": "discharge", "layer1": { "mean": 1.0, "tides": [{ "amplitude": 0.5, "period": 0.7 }] }, "layer2": 0 } },
         "time": { "end": 1.0, "output_interval": 0.5 }

@@ -514,30 +514,34 @@ fn gpu_lock_exchange_f64() {
 /// Issue 18 on the GPU: every boundary kind (a tide, a time-dependent discharge in layer 1
 /// with layer 2 open, an open end, a fixed interface) and every source term at once, CPU
 /// against GPU; the per-tag mass budgets agree too, and each closes start + in - out = end.
-fn forced_agreement<T: CudaReal>(tol_h: f64, tol_q: f64, tol_budget: f64) {
+fn forced_agreement<T: CudaReal>(coriolis: &str, tol_h: f64, tol_q: f64, tol_budget: f64) {
     if !gpu() {
         return;
     }
     let s = scenario(
-        r#"{
+        &r#"{
         "domain": { "outer": [[0, 0], [20, 0], [20, 4], [0, 4]], "outer_tags": ["south", "sea", "", "river"] },
         "resolution": { "cells": 8000 },
         "bathymetry": { "type": "gaussian_bump", "depth": 5, "height": 2, "center": [10, 2], "width": 2 },
         "initial": { "type": "dam_break_x", "x0": 10, "interface_left": -1, "interface_right": -1.5, "surface": 0 },
-        "physics": { "manning": 0.03, "interlayer_friction": 0.01, "coriolis": { "latitude": 36 }, "wind_stress": [1e-3, 0] },
+        "physics": { "manning": 0.03, "interlayer_friction": 0.01, "coriolis": CORIOLIS, "wind_stress": [1e-3, 0] },
         "boundaries": {
             "sea": { "type": "elevation", "surface": { "mean": 0, "tides": [{ "amplitude": 0.05, "period": 0.8, "phase": 30 }] } },
             "river": { "type": "discharge", "layer1": { "mean": 1.0, "tides": [{ "amplitude": 0.5, "period": 0.7 }] } },
             "south": { "type": "elevation", "interface": -1.2 }
         },
         "time": { "end": 1.0 }
-    }"#,
+    }"#
+        .replace("CORIOLIS", coriolis),
     );
     let pm = scenario_mesh(&s).unwrap();
     let (depth, start) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
     let params = Model::<T>::new(&s.physics).unwrap();
     let mut lay = Layout::<T>::from_topology(&pm.topo, &depth, &start, &s.physics.reference());
     lay.set_boundaries(&pm.topo.edge_tag, &s.boundary_table(&pm.mesh, &pm.topo).unwrap());
+    if let Some(c) = s.physics.coriolis.filter(|c| c.varies()) {
+        lay.set_coriolis(&pm.topo.cell_centroid.iter().map(|p| c.f_at(p[1])).collect::<Vec<_>>());
+    }
     let plan = common::plan(&s, None);
     let mut gpu = CudaBackend::new(params, &lay, 0).unwrap();
     let mut cpu = CpuBackend::new(params, lay).unwrap();
@@ -566,9 +570,18 @@ fn forced_agreement<T: CudaReal>(tol_h: f64, tol_q: f64, tol_budget: f64) {
 
 #[test]
 fn cpu_and_gpu_agree_with_open_boundaries_and_sources_f64() {
-    forced_agreement::<f64>(1e-11, 1e-9, 1e-9);
+    forced_agreement::<f64>(r#"{ "latitude": 36 }"#, 1e-11, 1e-9, 1e-9);
 }
 #[test]
 fn cpu_and_gpu_agree_with_open_boundaries_and_sources_f32() {
-    forced_agreement::<f32>(1e-5, 1e-3, 1e-3);
+    forced_agreement::<f32>(r#"{ "latitude": 36 }"#, 1e-5, 1e-3, 1e-3);
+}
+// Each cell's own f (the per-cell array the update reads on a beta-plane).
+#[test]
+fn cpu_and_gpu_agree_on_a_beta_plane_f64() {
+    forced_agreement::<f64>(r#"{ "f0": 0.3, "beta": 0.05, "y0": 2 }"#, 1e-11, 1e-9, 1e-9);
+}
+#[test]
+fn cpu_and_gpu_agree_on_a_beta_plane_f32() {
+    forced_agreement::<f32>(r#"{ "f0": 0.3, "beta": 0.05, "y0": 2 }"#, 1e-5, 1e-3, 1e-3);
 }

@@ -201,7 +201,7 @@ fn sources_agree<T: CudaReal>(tol: f64) {
         linear_friction: 0.05,
         manning: 0.03,
         interlayer_friction: 0.01,
-        coriolis: Some(pycno::physics::model::Coriolis { f0: Some(0.7), latitude: None }),
+        coriolis: Some(pycno::physics::model::Coriolis { f0: Some(0.7), ..Default::default() }),
         wind_stress: Some([1e-3, -2e-3]),
         ..Default::default()
     })

@@ -23,6 +23,6 @@ pub use flux::{numerical_flux, EdgeFlux, Side};
 pub use forcing::{BoundarySpec, Constituent, TimeFunction};
 pub use model::{Model, Physics, Reference};
 pub use real::{add_compensated, Real};
-pub use source::source;
+pub use source::{source, source_at};
 pub use state::{is_admissible, CellState, StoredCell};
 pub use wetdry::{dry_flux, needs_dry_flux, settle};

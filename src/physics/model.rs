@@ -44,7 +44,8 @@ pub struct Physics {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub interlayer_friction: f64,
     /// Coriolis parameter: `{"f0": f}` (1/s, f-plane) or `{"latitude": degrees}`
-    /// (f = 2 Omega sin(latitude)). None: no rotation.
+    /// (f = 2 Omega sin(latitude)), optionally a beta-plane `f0 + beta (y - y0)` with
+    /// `"beta"` (1/(m s)) and `"y0"` (m, default 0). None: no rotation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coriolis: Option<Coriolis>,
     /// Uniform wind stress on the upper layer divided by its density (m²/s², the kinematic
@@ -82,7 +83,8 @@ impl Reference {
     }
 }
 
-/// The Coriolis parameter, given directly or by latitude (exactly one of the two).
+/// The Coriolis parameter, given directly or by latitude (exactly one of the two), and
+/// optionally its northward gradient (a beta-plane).
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Coriolis {
@@ -90,19 +92,37 @@ pub struct Coriolis {
     pub f0: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latitude: Option<f64>,
+    /// df/dy (1/(m s)): f = f0 + beta (y - y0) at each cell's centroid. On the Earth
+    /// beta = 2 Omega cos(latitude) / R (2.3e-11 at 0°, 1.6e-11 at 45°; R = 6.371e6 m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// The y (m) where f = f0; default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub y0: Option<f64>,
 }
 
 /// The Earth's rotation rate (rad/s, sidereal day).
 pub const EARTH_ROTATION: f64 = 7.2921159e-5;
 
 impl Coriolis {
-    /// f in 1/s.
+    /// f in 1/s at y = y0.
     pub fn f(&self) -> f64 {
         match (self.f0, self.latitude) {
             (Some(f), _) => f,
             (None, Some(lat)) => 2.0 * EARTH_ROTATION * lat.to_radians().sin(),
             (None, None) => 0.0,
         }
+    }
+
+    /// Whether f varies with y (a beta-plane): each cell then gets its own f.
+    pub fn varies(&self) -> bool {
+        self.beta.is_some_and(|b| b != 0.0)
+    }
+
+    /// f in 1/s at northing `y` (m), in float64: both backends take each cell's f from this
+    /// one evaluation, rounded once to the run's precision.
+    pub fn f_at(&self, y: f64) -> f64 {
+        self.f() + self.beta.unwrap_or(0.0) * (y - self.y0.unwrap_or(0.0))
     }
 }
 
@@ -175,6 +195,11 @@ impl Physics {
                 }
                 _ => {}
             }
+            for (name, x, what) in [("beta", c.beta, "1/(m s)"), ("y0", c.y0, "m")] {
+                if let Some(x) = x.filter(|x| !x.is_finite()) {
+                    bail!("physics.coriolis.{name}: expected a finite number in {what}, found {x}");
+                }
+            }
         }
         if let Some(w) = &self.wind_stress {
             if !(w[0].is_finite() && w[1].is_finite()) {
@@ -227,8 +252,11 @@ pub struct Model<T> {
     pub manning: T,
     /// Quadratic interlayer friction coefficient; 0 for none.
     pub interlayer_friction: T,
-    /// Coriolis parameter f (1/s); 0 for none.
+    /// Coriolis parameter f (1/s); 0 for none. On a beta-plane, f at y0.
     pub coriolis_f: T,
+    /// 1 on a beta-plane: the update takes each cell's own f from the layout's per-cell
+    /// array (`Layout::coriolis`) instead of `coriolis_f`; 0 otherwise.
+    pub coriolis_per_cell: i32,
     /// Kinematic wind stress on the upper layer (m²/s²).
     pub wind_x: T,
     pub wind_y: T,
@@ -255,6 +283,7 @@ impl<T: Real> Model<T> {
             manning: T::c(p.manning),
             interlayer_friction: T::c(p.interlayer_friction),
             coriolis_f: T::c(p.coriolis.map_or(0.0, |c| c.f())),
+            coriolis_per_cell: p.coriolis.is_some_and(|c| c.varies()) as i32,
             wind_x: T::c(p.wind_stress.map_or(0.0, |w| w[0])),
             wind_y: T::c(p.wind_stress.map_or(0.0, |w| w[1])),
         })
@@ -266,6 +295,7 @@ impl<T: Real> Model<T> {
             || self.manning > T::zero()
             || self.interlayer_friction > T::zero()
             || self.coriolis_f != T::zero()
+            || self.coriolis_per_cell != 0
             || self.wind_x != T::zero()
             || self.wind_y != T::zero()
     }

@@ -21,6 +21,13 @@ use super::{Model, Real};
 /// the step), which keeps their magnitude: an inertial oscillation keeps its amplitude.
 #[inline(always)]
 pub fn source<T: Real>(m: &Model<T>, s: &mut Side<T>, dt: T) {
+    source_at(m, s, dt, m.coriolis_f)
+}
+
+/// [`source`] with the cell's own Coriolis parameter `f` (a beta-plane: the update passes
+/// the layout's per-cell value where `m.coriolis_per_cell` is set, else `m.coriolis_f`).
+#[inline(always)]
+pub fn source_at<T: Real>(m: &Model<T>, s: &mut Side<T>, dt: T, f: T) {
     let (one, two, four) = (T::one(), T::c(2.0), T::c(4.0));
     if m.wind_x != T::zero() || m.wind_y != T::zero() {
         s.q1 = [s.q1[0] + dt * m.wind_x, s.q1[1] + dt * m.wind_y];
@@ -58,8 +65,8 @@ pub fn source<T: Real>(m: &Model<T>, s: &mut Side<T>, dt: T) {
         s.q1 = [s.q1[0] + c1[0], s.q1[1] + c1[1]];
         s.q2 = [s.q2[0] - c2[0], s.q2[1] - c2[1]];
     }
-    if m.coriolis_f != T::zero() {
-        let angle = m.coriolis_f * dt;
+    if f != T::zero() {
+        let angle = f * dt;
         let (sin, cos) = (angle.sin(), angle.cos());
         let rotate = |q: [T; 2]| [cos * q[0] + sin * q[1], cos * q[1] - sin * q[0]];
         s.q1 = rotate(s.q1);

@@ -5,7 +5,7 @@ use super::backend::{Backend, Health, StepContext};
 use super::layout::{add_to_budget, budget_per_entry, Layout, BOUNDARY};
 use crate::physics::extremes::{self, Arrival, WIDTH};
 use crate::physics::{
-    add_compensated, boundary_flux, numerical_flux, settle, source, CellState, Model, Real, Side, StoredCell,
+    add_compensated, boundary_flux, numerical_flux, settle, source_at, CellState, Model, Real, Side, StoredCell,
 };
 use anyhow::{bail, Result};
 use rayon::prelude::*;
@@ -76,6 +76,7 @@ fn side<T: Real>(a: [T; 4], b: [T; 4]) -> Side<T> {
 impl<T: Real> CpuBackend<T> {
     pub fn new(model: Model<T>, lay: Layout<T>) -> Result<Self> {
         check_slots(&lay)?;
+        lay.check_model(&model)?;
         let n = lay.num_cells();
         let zero = [T::zero(); 4];
         let acc = std::array::from_fn(|_| vec![zero; n]);
@@ -193,6 +194,7 @@ impl<T: Real> Backend for CpuBackend<T> {
         let sources = model.has_sources();
         let n = self.lay.n_owned;
         let acc = &self.acc;
+        let coriolis = &self.lay.coriolis;
         let (old1, old2, old_lo) = (&self.lay.v1[..n], &self.lay.v2[..n], &self.lay.lo[..n]);
         let [new1, new2] = &mut self.other;
         let ok = new1[..n]
@@ -218,7 +220,8 @@ impl<T: Real> Backend for CpuBackend<T> {
                 }
                 let mut s = side(*a, *b);
                 if sources {
-                    source(&model, &mut s, dt);
+                    let f = if model.coriolis_per_cell != 0 { coriolis[c] } else { model.coriolis_f };
+                    source_at(&model, &mut s, dt, f);
                 }
                 // Vanishing layers: momentum dropped at or below the dry tolerance, rounding
                 // below zero set to an exact zero; the admissibility check (physics/wetdry.rs).

@@ -75,6 +75,9 @@ pub struct Layout<T> {
     /// [`CellState`] (`v1` holds the depth in the run's precision, for the kernels).
     pub depth: Vec<f64>,
     pub reference: Reference,
+    /// Each owned cell's Coriolis parameter on a beta-plane (`Model::coriolis_per_cell`);
+    /// empty otherwise ([`Layout::set_coriolis`]).
+    pub coriolis: Vec<T>,
 }
 
 /// A float64 deviation and low part as the run's pair `(hi, lo)`: `hi` the rounded value,
@@ -136,7 +139,27 @@ impl<T: Real> Layout<T> {
             n_local_edges: ne,
             depth: depth.to_vec(),
             reference: *reference,
+            coriolis: Vec::new(),
         }
+    }
+
+    /// Whether this layout carries what `m` reads per cell: an error names what is missing.
+    pub fn check_model(&self, m: &crate::physics::Model<T>) -> anyhow::Result<()> {
+        if m.coriolis_per_cell != 0 && self.coriolis.len() != self.n_owned {
+            anyhow::bail!(
+                "a beta-plane needs each owned cell's Coriolis parameter (Layout::set_coriolis): {} given for {} cells",
+                self.coriolis.len(),
+                self.n_owned
+            );
+        }
+        Ok(())
+    }
+
+    /// Each owned cell's Coriolis parameter (1/s, in float64: both backends round the same
+    /// values), for a beta-plane.
+    pub fn set_coriolis(&mut self, f: &[f64]) {
+        assert_eq!(f.len(), self.n_owned);
+        self.coriolis = f.iter().map(|&f| T::c(f)).collect();
     }
 
     /// Point each boundary edge at its tag's entry of `b` (`edge_tag` per edge, in this

@@ -177,6 +177,11 @@ fn backend_in<T: CudaReal>(
             Some(sub) => layout.set_boundaries(&sub.local_topology(topo)?.edge_tag, table),
         }
     }
+    if let Some(c) = setup.scenario.physics.coriolis.filter(|c| c.varies()) {
+        // A beta-plane: each owned cell's f at its centroid's y.
+        let f: Vec<f64> = part.global.iter().map(|&g| c.f_at(topo.cell_centroid[g as usize][1])).collect();
+        layout.set_coriolis(&f);
+    }
     Ok(match choice {
         BackendChoice::Cuda => Box::new(CudaBackend::new(model, &layout, node_rank % cuda::device_count()?.max(1))?),
         _ => Box::new(CpuBackend::new(model, layout)?),

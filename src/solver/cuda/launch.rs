@@ -58,6 +58,8 @@ pub struct DeviceArrays {
     pub stride: i64,
     pub n_owned: i32,
     pub reserved: i32,
+    /// Each owned cell's Coriolis parameter on a beta-plane (one unused word otherwise).
+    pub coriolis: u64,
 }
 // SAFETY: #[repr(C)], integers only, mirrored in kernels/solver.cu.
 unsafe impl DeviceRepr for DeviceArrays {}

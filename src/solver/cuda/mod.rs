@@ -62,6 +62,8 @@ pub struct CudaBackend<T: CudaReal> {
     open_dev: Option<(CudaSlice<i32>, CudaSlice<f64>)>,
     acc: CudaSlice<T>,
     scratch: CudaSlice<u64>,
+    /// Each owned cell's Coriolis parameter on a beta-plane (`Layout::coriolis`).
+    coriolis: CudaSlice<T>,
     n_cells: usize,
     n_owned: usize,
     n_edges: usize,
@@ -90,6 +92,7 @@ impl<T: CudaReal> CudaBackend<T> {
     /// Upload `lay` to device `ordinal`.
     pub fn new(model: Model<T>, lay: &Layout<T>, ordinal: usize) -> Result<Self> {
         check_slots(lay)?;
+        lay.check_model(&model)?;
         let n = lay.num_cells();
         if n > i32::MAX as usize / 6 || lay.num_edges() > i32::MAX as usize {
             bail!("the mesh is too large for 32-bit indices on the GPU ({n} cells)");
@@ -132,6 +135,10 @@ impl<T: CudaReal> CudaBackend<T> {
         };
         let acc = stream.alloc_zeros::<T>(6 * 4 * n).map_err(|e| up("accumulators", e))?;
         let scratch = stream.clone_htod(&[u64::MAX, 0, 0]).map_err(|e| up("scratch", e))?;
+        // Read by the update only on a beta-plane (Model::coriolis_per_cell); at least one
+        // word, as no allocation may be empty.
+        let per_cell_f = if lay.coriolis.is_empty() { vec![T::zero()] } else { lay.coriolis.clone() };
+        let coriolis = stream.clone_htod(&per_cell_f).map_err(|e| up("the Coriolis parameters", e))?;
         stream.synchronize()?;
         let mut b = CudaBackend {
             ctx,
@@ -157,6 +164,7 @@ impl<T: CudaReal> CudaBackend<T> {
             open_dev,
             acc,
             scratch,
+            coriolis,
             n_cells: n,
             n_owned: lay.n_owned,
             n_edges: lay.num_edges(),
@@ -197,6 +205,7 @@ impl<T: CudaReal> CudaBackend<T> {
             stride: self.n_cells as i64,
             n_owned: self.n_owned as i32,
             reserved: 0,
+            coriolis: address(&self.coriolis, s),
         }
     }
 
