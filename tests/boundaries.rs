@@ -367,6 +367,14 @@ fn every_new_field_rejects_bad_values_with_its_path() {
         ),
         (with("", r#""b": { "type": "discharge" }"#), "boundaries.b"),
         (with("", r#""b": { "type": "discharge", "layer3": 1 }"#), "boundaries.b.layer3"),
+        (with(r#""coriolis": { "f0": 1e-4, "beta": "x" }"#, ""), "physics.coriolis.beta"),
+        (
+            with("", r#""a": { "type": "open" } }, "gauges": { "boundaries": ["b"] "#),
+            "gauges.boundaries[0]: \"b\" is not a boundary that water crosses; expected one of the tags in `boundaries` that is not a wall: \"a\"",
+        ),
+        (with("", r#""a": { "type": "wall" } }, "gauges": { "boundaries": ["a"] "#), "gauges.boundaries[0]"),
+        (with("", r#""a": { "type": "open" } }, "gauges": { "boundaries": ["a", "a"] "#), "gauges.boundaries[1]"),
+        (with("", r#" }, "gauges": { "interval": 1 "#), "gauges: expected at least one"),
     ];
     for (text, path) in cases {
         let e = Scenario::from_json(&text).expect_err(path);
@@ -723,6 +731,126 @@ fn a_forced_run_restarts_to_the_uninterrupted_result() {
         for key in ["layer1_in", "layer1_out", "layer2_in", "layer2_out"] {
             let (x, y) = (x[key].as_f64().unwrap(), y[key].as_f64().unwrap());
             assert!((x - y).abs() <= 1e-12 * x.abs().max(1e-300), "{key}: {x} uninterrupted, {y} restarted");
+        }
+    }
+}
+
+/// `gauges.csv` of `dir`: its column names and rows (NaN where written so).
+fn gauge_table(dir: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(dir.join("gauges.csv")).unwrap();
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    let head: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines.map(|l| l.split(',').map(|x| x.parse::<f64>().unwrap()).collect()).collect();
+    (head, rows)
+}
+
+#[test]
+fn gauges_record_the_discharge_through_tags_on_any_rank_count_and_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(forced_scenario(dir.path())).unwrap()).unwrap();
+    v["gauges"] = serde_json::json!({ "boundaries": ["river", "sea"], "points": [{ "name": "mid", "at": [10, 2] }] });
+    let sc = dir.path().join("gauged.json");
+    std::fs::write(&sc, v.to_string()).unwrap();
+    let sc = sc.to_str().unwrap();
+    let mut tables = Vec::new();
+    for np in [1, 3] {
+        let out = dir.path().join(format!("g{np}"));
+        let o = pycno_np(
+            np,
+            None,
+            &["run", sc, "--precision", "f64", "--backend", "cpu", "--out", out.to_str().unwrap(), "-q"],
+            &[],
+        );
+        assert!(o.status.success(), "{np} ranks: {}", text(&o));
+        let (head, rows) = gauge_table(&out);
+        let col =
+            |name: &str| head.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}: {head:?}"));
+        let (time, q1, q2, v1) = (col("time"), col("river_Q1"), col("river_Q2"), col("river_V1"));
+        assert!(rows[0][q1].is_nan() && rows[0][v1] == 0.0, "first row: {:?}", rows[0]);
+        // A row follows every step: its discharge is the one the boundary prescribed for
+        // that step, 1 + 0.5 cos(2 pi t / 0.7) at the step's start (the row before).
+        for w in rows.windows(2) {
+            let want = 1.0 + 0.5 * (2.0 * std::f64::consts::PI * w[0][time] / 0.7).cos();
+            assert!((w[1][q1] - want).abs() < 1e-12, "t = {}: river_Q1 {} want {want}", w[1][time], w[1][q1]);
+            assert!(w[1][q2] == 0.0, "t = {}: river_Q2 {} (none prescribed)", w[1][time], w[1][q2]);
+        }
+        // The last row's volumes are the run's budget per tag, and the tags' volumes close
+        // each layer's mass change.
+        let st = stats(&out);
+        let last = rows.last().unwrap();
+        let mut net = [0.0, 0.0];
+        for b in st["boundaries"].as_array().unwrap() {
+            let tag = b["tag"].as_str().unwrap();
+            for (l, layer) in ["1", "2"].iter().enumerate() {
+                let want =
+                    b[format!("layer{layer}_in")].as_f64().unwrap() - b[format!("layer{layer}_out")].as_f64().unwrap();
+                let got = last[col(&format!("{tag}_V{layer}"))];
+                assert!((got - want).abs() <= 1e-12 * want.abs().max(1.0), "{tag} layer {layer}: {got} != {want}");
+                net[l] += got;
+            }
+        }
+        for (l, layer) in ["1", "2"].iter().enumerate() {
+            let change = st[format!("mass_layer{layer}_end")].as_f64().unwrap()
+                - st[format!("mass_layer{layer}_start")].as_f64().unwrap();
+            assert!(
+                (net[l] - change).abs() < 1e-10 * st["mass_layer1_start"].as_f64().unwrap(),
+                "layer {layer}: in {} change {change}",
+                net[l]
+            );
+        }
+        tables.push((head, rows));
+    }
+    // Three ranks: the same rows, the volumes summed over ranks to rounding.
+    let ((h1, r1), (h3, r3)) = (&tables[0], &tables[1]);
+    assert_eq!(h1, h3);
+    assert_eq!(r1.len(), r3.len());
+    for (a, b) in r1.iter().zip(r3) {
+        for (x, y) in a.iter().zip(b) {
+            assert!(x.is_nan() && y.is_nan() || (x - y).abs() <= 1e-11 * x.abs().max(1.0), "1 rank {x}, 3 ranks {y}");
+        }
+    }
+    // A restart continues the file: the same rows as the uninterrupted run, to rounding.
+    let part = dir.path().join("part");
+    let p = part.to_str().unwrap();
+    let o = pycno_np(
+        1,
+        None,
+        &[
+            "run",
+            sc,
+            "--precision",
+            "f64",
+            "--backend",
+            "cpu",
+            "--out",
+            p,
+            "-q",
+            "--t-end",
+            "0.5",
+            "--checkpoint-every",
+            "10",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let ck = part.join("checkpoints");
+    let o = pycno_np(
+        1,
+        None,
+        &["run", "--restart", ck.to_str().unwrap(), "--t-end", "1.0", "-q", "--precision", "f64", "--backend", "cpu"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let (hr, rr) = gauge_table(&part);
+    assert_eq!(&hr, h1);
+    assert_eq!(rr.len(), r1.len(), "restarted file has {} rows, uninterrupted {}", rr.len(), r1.len());
+    for (a, b) in r1.iter().zip(&rr) {
+        for (x, y) in a.iter().zip(b) {
+            assert!(
+                x.is_nan() && y.is_nan() || (x - y).abs() <= 1e-11 * x.abs().max(1.0),
+                "uninterrupted {x}, restarted {y}"
+            );
         }
     }
 }

@@ -67,6 +67,14 @@ pub struct GaugeRecorder {
     prev: Option<(f64, Vec<f64>)>,
     /// Time of the last row written.
     last_row: Option<f64>,
+    /// Boundary gauges: each tag's name and entry in the boundary table.
+    tags: Vec<(String, usize)>,
+    /// The budget per table entry before this run's backend started counting (a restart's
+    /// checkpoint), added to what the backends report.
+    budget_before: Vec<[f64; 4]>,
+    /// Each boundary gauge's discharge per layer over the last step (m³/s; NaN before the
+    /// first step).
+    rate: Vec<f64>,
 }
 
 impl GaugeRecorder {
@@ -154,7 +162,62 @@ impl GaugeRecorder {
             f32: false,
             prev: None,
             last_row: resume_at,
+            tags: Vec::new(),
+            budget_before: Vec::new(),
+            rate: Vec::new(),
         })
+    }
+
+    /// Record the discharge through the boundary tags `g.boundaries` too (`table`: the
+    /// run's boundary table; `before`: the budget a restart's checkpoint carries). Their
+    /// columns follow the points' in the header, which `new` wrote without them: this is
+    /// called before any row, and rewrites the header line (a restart keeps the file's).
+    pub fn with_boundaries(
+        mut self,
+        comm: &dyn Comm,
+        g: &Gauges,
+        table: &crate::solver::layout::Boundaries,
+        before: &[[f64; 4]],
+    ) -> Result<Self> {
+        for name in &g.boundaries {
+            let entry = table.names.iter().position(|n| n == name).ok_or_else(|| {
+                anyhow!(
+                    "gauges.boundaries: {name:?} has no entry in the boundary table (no edge of the mesh has this tag)"
+                )
+            })?;
+            self.tags.push((name.clone(), entry));
+        }
+        self.budget_before = before.to_vec();
+        self.rate = vec![f64::NAN; 2 * self.tags.len()];
+        if self.tags.is_empty() || self.last_row.is_some() {
+            return Ok(self);
+        }
+        let r = match &self.file {
+            Some(_) => (|| -> Result<File> {
+                let text = crate::util::files::read_regular_to_string(&self.path)?;
+                let mut out = String::new();
+                for line in text.lines() {
+                    if line.starts_with("time,") {
+                        for (name, _) in &self.tags {
+                            out.push_str(&format!("# boundary {name}: {name}_Q1, {name}_Q2 the net discharge into the domain per layer over the step ending at or after the row's time (m³/s; NaN before the first step), {name}_V1, {name}_V2 the net volume in since the start (m³)\n"));
+                        }
+                    }
+                    out.push_str(line);
+                    if line.starts_with("time,") {
+                        for (name, _) in &self.tags {
+                            out.push_str(&format!(",{name}_Q1,{name}_Q2,{name}_V1,{name}_V2"));
+                        }
+                    }
+                    out.push('\n');
+                }
+                write_bytes_atomic(&self.path, out.as_bytes())?;
+                OpenOptions::new().append(true).open(&self.path).with_context(|| format!("cannot open {}", self.path.display()))
+            })()
+            .map(Some),
+            None => Ok(None),
+        };
+        self.file = agree(comm, r)?;
+        Ok(self)
     }
 
     /// Print the values as float32 (the run's precision).
@@ -180,6 +243,14 @@ impl GaugeRecorder {
             Some((t, v)) if *t == time => v.clone(),
             _ => {
                 let now = self.values(comm, b, depth_of)?;
+                if let Some((t0, v0)) = &self.prev {
+                    // The net volume in is linear in time over a step: its slope is the
+                    // step's discharge, the same for every row inside the step.
+                    let points = now.len() - self.rate.len();
+                    for (k, r) in self.rate.iter_mut().enumerate() {
+                        *r = (now[points + k] - v0[points + k]) / (time - t0);
+                    }
+                }
                 if let (Some(dt), Some((t0, v0))) = (self.interval, &self.prev) {
                     let (t0, v0) = (*t0, v0.clone());
                     while self.next <= time {
@@ -241,15 +312,40 @@ impl GaugeRecorder {
         // are never NaN in a healthy run; a blow-up stops the run before this).
         let all = comm.all_gather_f64(&values);
         let n = values.len();
-        Ok((0..n).map(|k| (0..comm.size()).map(|r| all[r * n + k]).find(|x| !x.is_nan()).unwrap_or(f64::NAN)).collect())
+        let mut v: Vec<f64> = (0..n)
+            .map(|k| (0..comm.size()).map(|r| all[r * n + k]).find(|x| !x.is_nan()).unwrap_or(f64::NAN))
+            .collect();
+        if !self.tags.is_empty() {
+            v.extend(self.volumes_in(comm, b)?);
+        }
+        Ok(v)
+    }
+
+    /// Each boundary gauge's net volume in per layer since the start (m³): the backends'
+    /// budgets summed over the ranks in rank order, plus what a restart's checkpoint carries.
+    fn volumes_in(&self, comm: &dyn Comm, b: &mut dyn Backend) -> Result<Vec<f64>> {
+        let mine: Vec<f64> = agree(comm, b.boundary_budget())?.into_iter().flatten().collect();
+        let all = comm.all_gather_f64(&mine);
+        let n = mine.len();
+        let word = |entry: usize, k: usize| {
+            let ranks: f64 = if n == 0 { 0.0 } else { (0..comm.size()).map(|r| all[r * n + 4 * entry + k]).sum() };
+            ranks + self.budget_before.get(entry).map_or(0.0, |b| b[k])
+        };
+        Ok(self.tags.iter().flat_map(|&(_, e)| [word(e, 0) - word(e, 1), word(e, 2) - word(e, 3)]).collect())
     }
 
     /// One row (rank 0 writes it; collective).
     fn row(&mut self, comm: &dyn Comm, time: f64, step: u64, values: &[f64]) -> Result<()> {
         self.last_row = Some(time);
+        // The points' values, then per boundary gauge Q1, Q2 (the step's discharge), V1, V2.
+        let (points, volumes) = values.split_at(values.len() - self.rate.len());
+        let mut values = points.to_vec();
+        for k in 0..self.tags.len() {
+            values.extend([self.rate[2 * k], self.rate[2 * k + 1], volumes[2 * k], volumes[2 * k + 1]]);
+        }
         if let Some(f) = &mut self.file {
             let mut line = format!("{time:?},{step}");
-            for &v in values {
+            for &v in &values {
                 if self.f32 {
                     line.push_str(&format!(",{:?}", v as f32));
                 } else {

@@ -66,7 +66,15 @@ pub struct Scenario {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Gauges {
+    /// Points whose cell's state is recorded.
+    #[serde(default)]
     pub points: Vec<GaugePoint>,
+    /// Boundary tags (entries of `boundaries` that are not walls) whose discharge is
+    /// recorded: per layer, the net volume flux into the domain over the step that ends at
+    /// or after the row's time (m³/s, `TAG_Q1`, `TAG_Q2`) and the net volume that has come
+    /// in since the start (m³, `TAG_V1`, `TAG_V2`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boundaries: Vec<String>,
     /// Seconds of simulated time between records (default: every step). Output times are
     /// always recorded too.
     #[serde(default)]
@@ -715,8 +723,33 @@ impl Scenario {
         self.bathymetry.validate()?;
         self.initial.validate()?;
         if let Some(g) = &self.gauges {
-            if g.points.is_empty() {
-                bail!("gauges.points: expected at least one gauge point");
+            if g.points.is_empty() && g.boundaries.is_empty() {
+                bail!("gauges: expected at least one gauge point (gauges.points) or boundary tag (gauges.boundaries)");
+            }
+            let open: Vec<&String> = self
+                .boundaries
+                .iter()
+                .filter(|(_, c)| !matches!(c, boundaries::Condition::Wall))
+                .map(|(n, _)| n)
+                .collect();
+            for (k, name) in g.boundaries.iter().enumerate() {
+                if !open.contains(&name) {
+                    bail!(
+                        "gauges.boundaries[{k}]: {name:?} is not a boundary that water crosses; expected one of the \
+                         tags in `boundaries` that is not a wall: {}",
+                        if open.is_empty() {
+                            "(none)".to_string()
+                        } else {
+                            open.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")
+                        }
+                    );
+                }
+                if g.boundaries[..k].contains(name) {
+                    bail!("gauges.boundaries[{k}]: {name:?} is listed twice");
+                }
+                if g.points.iter().any(|p| &p.name == name) {
+                    bail!("gauges.boundaries[{k}]: {name:?} is also the name of a gauge point (their columns would clash)");
+                }
             }
             if let Some(dt) = g.interval {
                 if !(dt.is_finite() && dt > 0.0) {

@@ -415,7 +415,9 @@ pub fn simulate(
         let earlier = setup.earlier_output.unwrap_or(&s.output.dir).join(crate::output::gauges::FILE);
         let at = resume.map(|r| (r.time, earlier.as_path()));
         let recorder = GaugeRecorder::new(comm, &s.output.dir, g, &pm.mesh, &pm.topo.cell_centroid, &part.global, at);
-        let mut gauges = Gauges::new(agree(comm, recorder)?.in_f32(opts.precision == Precision::F32));
+        let recorder = agree(comm, recorder)?.in_f32(opts.precision == Precision::F32);
+        let before = resume.map_or(&[][..], |r| &r.boundary_budget[..]);
+        let mut gauges = Gauges::new(recorder.with_boundaries(comm, g, &setup.boundaries, before)?);
         if resume.is_some() {
             gauges.resume(&mut run, backend.as_mut(), first_step, t_start)?;
         }
