@@ -19,7 +19,7 @@ use pycno::comm::Single;
 use pycno::physics::Model;
 use pycno::scenario::initial;
 use pycno::solver::stepper::{step_loop, Event, Schedule};
-use pycno::solver::{Backend, CpuBackend, Layout};
+use pycno::solver::{CpuBackend, Layout};
 
 const H: f64 = 1.0;
 const R: f64 = 0.98;
