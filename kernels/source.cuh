@@ -19,25 +19,36 @@ __device__ __forceinline__ void source(const Model<T>& m, Side<T>& s, T dt) {
 template <typename T>
 __device__ __forceinline__ void source_at(const Model<T>& m, Side<T>& s, T dt, T f) {
     T one = T(1), two = T(2), four = T(4);
+    // Vanishing layers: wind on the top wet layer, bottom friction on the lowest wet one,
+    // interlayer friction only where both are present (source.rs).
+    T h1 = side_h1(m, s), h2 = side_h2(m, s);
+    bool wet1 = h1 > m.dry_tolerance, wet2 = h2 > m.dry_tolerance;
     if (m.wind_x != T(0) || m.wind_y != T(0)) {
-        s.q1x = s.q1x + dt * m.wind_x;
-        s.q1y = s.q1y + dt * m.wind_y;
+        if (wet1) {
+            s.q1x = s.q1x + dt * m.wind_x;
+            s.q1y = s.q1y + dt * m.wind_y;
+        } else if (wet2) {
+            s.q2x = s.q2x + dt * m.wind_x;
+            s.q2y = s.q2y + dt * m.wind_y;
+        }
     }
-    if (m.linear_friction > T(0)) {
-        T f = one / (one + dt * m.linear_friction / side_h2(m, s));
-        s.q2x = s.q2x * f;
-        s.q2y = s.q2y * f;
+    // The lowest wet layer: its momentum and thickness.
+    T* bx = wet2 ? &s.q2x : &s.q1x;
+    T* by = wet2 ? &s.q2y : &s.q1y;
+    T hb = wet2 ? h2 : h1;
+    if (m.linear_friction > T(0) && (wet1 || wet2)) {
+        T f = one / (one + dt * m.linear_friction / hb);
+        *bx = *bx * f;
+        *by = *by * f;
     }
-    if (m.manning > T(0)) {
-        T h2 = side_h2(m, s);
-        T speed = rt_sqrt(s.q2x * s.q2x + s.q2y * s.q2y);
-        T k = m.g * m.manning * m.manning / (h2 * h2 * rt_cbrt(h2));
+    if (m.manning > T(0) && (wet1 || wet2)) {
+        T speed = rt_sqrt(*bx * *bx + *by * *by);
+        T k = m.g * m.manning * m.manning / (hb * hb * rt_cbrt(hb));
         T f = two / (one + rt_sqrt(one + four * dt * k * speed));
-        s.q2x = s.q2x * f;
-        s.q2y = s.q2y * f;
+        *bx = *bx * f;
+        *by = *by * f;
     }
-    if (m.interlayer_friction > T(0)) {
-        T h1 = side_h1(m, s), h2 = side_h2(m, s);
+    if (m.interlayer_friction > T(0) && wet1 && wet2) {
         T dux = s.q1x / h1 - s.q2x / h2, duy = s.q1y / h1 - s.q2y / h2;
         T speed = rt_sqrt(dux * dux + duy * duy);
         T k = m.interlayer_friction * (one / h1 + m.r / h2);

@@ -550,6 +550,44 @@ fn on_a_beta_plane_each_latitude_turns_at_its_own_f() {
 }
 
 #[test]
+fn source_terms_act_on_the_wet_layers_only() {
+    // Every term on; a cell with its lower layer absent (the interface on the bottom, as
+    // over a sill that pierces it), its upper layer absent, or no water at all.
+    let m = model(Physics {
+        linear_friction: 0.01,
+        manning: 0.03,
+        interlayer_friction: 0.01,
+        wind_stress: Some([1e-3, 0.0]),
+        coriolis: Some(pycno::physics::model::Coriolis { f0: Some(1e-4), ..Default::default() }),
+        ..Default::default()
+    });
+    let dt = 10.0;
+    let (q, none) = ([0.5, 0.2], [0.0, 0.0]);
+    // No lower layer: the upper one takes the wind and the bottom friction, nothing is NaN.
+    let mut s = Side::from_thickness(&m, 2.0, q, 0.0, none, 2.0);
+    source(&m, &mut s, dt);
+    assert!(s.q1.iter().chain(&s.q2).all(|x| x.is_finite()), "NaN with no lower layer: {s:?}");
+    assert_eq!(s.q2, none, "the absent lower layer got momentum");
+    let mut free = Side::from_thickness(&m, 2.0, q, 0.0, none, 2.0);
+    let m_free = model(Physics { wind_stress: Some([1e-3, 0.0]), ..Default::default() });
+    source(&m_free, &mut free, dt);
+    assert!(s.q1[0].hypot(s.q1[1]) < free.q1[0].hypot(free.q1[1]), "no bottom friction on the upper layer");
+    // No upper layer: the lower one takes the wind (it is at the surface).
+    let mut s = Side::from_thickness(&m, 0.0, none, 2.0, none, 2.0);
+    source(&m, &mut s, dt);
+    assert!(s.q2[0] > 0.0 && s.q1 == none, "the wind missed the surface layer: {s:?}");
+    // No water: nothing changes.
+    let mut s = Side::from_thickness(&m, 0.0, none, 0.0, none, -1.0);
+    let before = s;
+    source(&m, &mut s, dt);
+    assert_eq!((s.q1, s.q2), (before.q1, before.q2));
+    // Both layers present: the interlayer friction acts as before (the shear shrinks).
+    let mut s = Side::from_thickness(&m, 1.0, [0.5, 0.0], 1.0, [-0.5, 0.0], 2.0);
+    source(&m, &mut s, dt);
+    assert!(s.q1[0] < 0.5 && s.q2[0] > -0.5 && s.q1.iter().chain(&s.q2).all(|x| x.is_finite()));
+}
+
+#[test]
 fn interlayer_friction_decays_the_shear_as_the_ode_says() {
     let c = 0.02;
     let m = model(Physics { interlayer_friction: c, ..Default::default() });

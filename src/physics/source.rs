@@ -29,33 +29,43 @@ pub fn source<T: Real>(m: &Model<T>, s: &mut Side<T>, dt: T) {
 #[inline(always)]
 pub fn source_at<T: Real>(m: &Model<T>, s: &mut Side<T>, dt: T, f: T) {
     let (one, two, four) = (T::one(), T::c(2.0), T::c(4.0));
+    // Vanishing layers (physics/wetdry.rs): a layer at or below the dry tolerance is absent.
+    // The wind acts on the top wet layer, bottom friction on the lowest wet one (the upper
+    // layer where the lower is absent), interlayer friction only where both are present;
+    // a cell with no water gets none (an absent layer's 1/h would make a NaN).
+    let (h1, h2) = (s.h1(m), s.h2(m));
+    let (wet1, wet2) = (h1 > m.dry_tolerance, h2 > m.dry_tolerance);
     if m.wind_x != T::zero() || m.wind_y != T::zero() {
-        s.q1 = [s.q1[0] + dt * m.wind_x, s.q1[1] + dt * m.wind_y];
+        if wet1 {
+            s.q1 = [s.q1[0] + dt * m.wind_x, s.q1[1] + dt * m.wind_y];
+        } else if wet2 {
+            s.q2 = [s.q2[0] + dt * m.wind_x, s.q2[1] + dt * m.wind_y];
+        }
     }
-    if m.linear_friction > T::zero() {
-        // Linear bottom friction on the lower layer, d(q2)/dt = -k q2 / h2, implicit in q2:
-        // the factor lies in (0, 1], so it slows the layer and never turns it around.
-        let f = one / (one + dt * m.linear_friction / s.h2(m));
-        s.q2 = [s.q2[0] * f, s.q2[1] * f];
+    // The lowest wet layer: its momentum and thickness.
+    let (bottom, hb) = if wet2 { (&mut s.q2, h2) } else { (&mut s.q1, h1) };
+    if m.linear_friction > T::zero() && (wet1 || wet2) {
+        // Linear bottom friction, d(q)/dt = -k q / h, implicit in q: the factor lies in
+        // (0, 1], so it slows the layer and never turns it around.
+        let f = one / (one + dt * m.linear_friction / hb);
+        *bottom = [bottom[0] * f, bottom[1] * f];
     }
-    if m.manning > T::zero() {
-        // d(q2)/dt = -K |q2| q2 with K = g n² / h2^(7/3) (h2^(7/3) as h2² cbrt(h2), which both
-        // backends round alike), implicit in q2 and its magnitude: |q'| + dt K |q'|² = |q|,
+    if m.manning > T::zero() && (wet1 || wet2) {
+        // d(q)/dt = -K |q| q with K = g n² / h^(7/3) (h^(7/3) as h² cbrt(h), which both
+        // backends round alike), implicit in q and its magnitude: |q'| + dt K |q'|² = |q|,
         // so q' = q 2 / (1 + sqrt(1 + 4 dt K |q|)). The factor lies in (0, 1] (never a
         // reversal), and a flow whose friction balances a constant force is a fixed point
         // of force-then-friction for any dt: the normal-depth velocity comes out exact.
-        let h2 = s.h2(m);
-        let speed = (s.q2[0] * s.q2[0] + s.q2[1] * s.q2[1]).sqrt();
-        let k = m.g * m.manning * m.manning / (h2 * h2 * h2.cbrt());
+        let speed = (bottom[0] * bottom[0] + bottom[1] * bottom[1]).sqrt();
+        let k = m.g * m.manning * m.manning / (hb * hb * hb.cbrt());
         let f = two / (one + (one + four * dt * k * speed).sqrt());
-        s.q2 = [s.q2[0] * f, s.q2[1] * f];
+        *bottom = [bottom[0] * f, bottom[1] * f];
     }
-    if m.interlayer_friction > T::zero() {
+    if m.interlayer_friction > T::zero() && wet1 && wet2 {
         // The shear du = u1 - u2 obeys d(du)/dt = -c |du| du (1/h1 + r/h2): implicit in du
         // and its magnitude, as Manning above. The change is shared so that the total
         // momentum rho1 q1 + rho2 q2 is unchanged: dq1 = w d(du), dq2 = -r w d(du) with
         // w = h1 h2 / (r h1 + h2).
-        let (h1, h2) = (s.h1(m), s.h2(m));
         let du = [s.q1[0] / h1 - s.q2[0] / h2, s.q1[1] / h1 - s.q2[1] / h2];
         let speed = (du[0] * du[0] + du[1] * du[1]).sqrt();
         let k = m.interlayer_friction * (one / h1 + m.r / h2);
