@@ -2,7 +2,8 @@
 //! tests of Trixi.jl): it runs to its end time and the area-weighted L1 norm and the
 //! L-infinity norm of h1, h2 and the four momenta must match the stored ones in
 //! `tests/data/example_norms.json`, in float64 and float32. Each layer's mass must also be
-//! conserved to rounding over the run (every example has closed walls only).
+//! conserved to rounding over the run: start + in - out = end, with what crossed open
+//! boundaries (the strait study; the others have closed walls only).
 //!
 //! One test body runs on every backend (candle's `test_device!`): `cpu` always, `cuda`
 //! where a GPU is usable (it prints why it skips otherwise). The CPU is deterministic on
@@ -68,7 +69,7 @@ fn run_example(path: &Path, device: BackendChoice, precision: Precision, bump: f
     let mut b = make_backend(device, precision, &setup, &part, 0).unwrap();
     let plan = Schedule {
         t_start: 0.0,
-        t_end: s.time.end,
+        t_end: regression_end(&s),
         gamma: s.physics.gamma * (1.0 + bump),
         outputs: &[],
         first_output_index: 1,
@@ -81,11 +82,28 @@ fn run_example(path: &Path, device: BackendChoice, precision: Precision, bump: f
     let ls = step_loop(b.as_mut(), &Single, &plan, &mut |_, _| Ok(())).unwrap();
     let end_state = b.state().unwrap();
     let end = layer_masses(&end_state, area);
+    // With open boundaries, what crossed them: start + in - out = end is conserved.
+    let (mut net1, mut net2) = (0.0, 0.0);
+    for e in b.boundary_budget().unwrap() {
+        net1 += e[0] - e[1];
+        net2 += e[2] - e[3];
+    }
     let change = [
-        (end.0 - start.0).abs() / start.0.max(f64::MIN_POSITIVE),
-        (end.1 - start.1).abs() / start.1.max(f64::MIN_POSITIVE),
+        (end.0 - start.0 - net1).abs() / start.0.max(f64::MIN_POSITIVE),
+        (end.1 - start.1 - net2).abs() / start.1.max(f64::MIN_POSITIVE),
     ];
     (norms(&end_state, area), ls.steps, change)
+}
+
+/// Where the regression stops: the example's end, but the strait study's first 6 hours
+/// (its 3 days, 88000 steps, are for a study, not for every test run; the exchange has
+/// crossed the sill by then).
+fn regression_end(s: &Scenario) -> f64 {
+    if s.name == "strait_exchange" {
+        s.time.end.min(21600.0)
+    } else {
+        s.time.end
+    }
 }
 
 /// Largest relative change of a layer's mass over an example: rounding of the update alone

@@ -54,6 +54,15 @@ pub const EXAMPLES: &[Example] = &[
         json: include_str!("../../meshes/scenarios/strait_sill_from_file.json"),
         meshes: &[("strait_bathymetry.asc", include_str!("../../meshes/scenarios/strait_bathymetry.asc"))],
     },
+    Example {
+        name: "strait_exchange",
+        about: "the two-layer exchange through a strait with a sill: tide, open end, friction, Coriolis (Gmsh mesh)",
+        json: include_str!("../../meshes/scenarios/strait_exchange.json"),
+        meshes: &[
+            ("../strait/strait.msh", include_str!("../../meshes/strait/strait.msh")),
+            ("../strait/strait.geo", include_str!("../../meshes/strait/strait.geo")),
+        ],
+    },
 ];
 
 /// The list `pycno example` prints with no name.
