@@ -306,6 +306,54 @@ fn geotiff_rasters_are_georeferenced_and_sampled() {
     assert!(e.contains("cut.tif"), "{e}");
 }
 
+/// GeoTIFFs as GDAL writes them (through rasterio, GDAL's Python bindings, in the project's
+/// venv): striped and tiled, uncompressed, DEFLATE and LZW with a predictor, float32 and
+/// int16, pixel-is-area and pixel-is-point. Each must read to the same samples.
+#[test]
+fn geotiffs_written_by_gdal_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+import sys, numpy as np, rasterio
+from rasterio.transform import from_origin
+d = sys.argv[1]
+nx, ny, cell, x0, y0 = 8, 6, 2.0, 100.0, 50.0
+def bilinear(x, y): return -30.0 + 1.5 * x - 0.75 * y + 0.125 * x * y
+for name, opts, dtype, point in [
+    ("striped.tif", {}, "float32", False),
+    ("tiled_deflate.tif", {"tiled": True, "blockxsize": 16, "blockysize": 16, "compress": "deflate", "predictor": 3}, "float32", False),
+    ("lzw_int16.tif", {"compress": "lzw", "predictor": 2}, "int16", False),
+    ("point.tif", {"compress": "deflate"}, "float32", True),
+]:
+    h = 0.0 if point else 0.5
+    z = np.array([[bilinear(x0 + (c + h) * cell, y0 - (r + h) * cell) for c in range(nx)] for r in range(ny)])
+    # Pixel-is-point: GDAL's transform gives the pixel corner, half a cell up-left of the sample.
+    t = from_origin(x0 - (cell / 2 if point else 0.0), y0 + (cell / 2 if point else 0.0), cell, cell)
+    tags = {"AREA_OR_POINT": "Point"} if point else {}
+    with rasterio.open(f"{d}/{name}", "w", driver="GTiff", width=nx, height=ny, count=1, dtype=dtype,
+                       transform=t, nodata=-9999, **opts) as f:
+        f.update_tags(**tags)
+        f.write((np.round(z) if dtype == "int16" else z).astype(dtype), 1)
+"#;
+    let o = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(dir.path())
+        .output()
+        .expect("cannot run python3 (tools/test.sh puts the project's .venv, with rasterio, first on PATH)");
+    assert!(o.status.success(), "rasterio failed: {}", String::from_utf8_lossy(&o.stderr));
+    for (name, point, tol) in [
+        ("striped.tif", false, 1e-5),
+        ("tiled_deflate.tif", false, 1e-5),
+        ("lzw_int16.tif", false, 1e-3),
+        ("point.tif", true, 1e-5),
+    ] {
+        let h = if point { 0.0 } else { 1.0 };
+        let pts = inner_points(100.0 + h, 114.0 + h, 40.0 - h, 50.0 - h);
+        let got = file(&dir.path().join(name), json!({})).elevations(&pts).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        close_to(&got, &pts, bilinear, tol);
+    }
+}
+
 /// Write NetCDF files with the netCDF4 Python package: `elevation` over (lat, lon) of
 /// `bilinear`, lat descending in one of them, int16-packed in another, a second 2-D
 /// variable, and one with a fill value.

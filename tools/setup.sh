@@ -26,9 +26,10 @@ APT_PACKAGES=(build-essential pkg-config ca-certificates curl git python3 python
 # nvidia-cuda-nvrtc: libnvrtc.so.13 for the CUDA 13 that cudarc is built for; tools/test.sh
 # puts it on LD_LIBRARY_PATH so that tests/kernels.rs compiles the kernels without a GPU.
 # netCDF4, xarray: the tests read the NetCDF (UGRID) output with them and write the NetCDF
-# bathymetry files tests/bathymetry_files.rs reads; jsonschema: the tests
-# validate the examples against `pycno schema`.
-PY_PACKAGES=(vtk numpy matplotlib netCDF4 xarray jsonschema nvidia-cuda-nvrtc==13.0.88)
+# bathymetry files tests/bathymetry_files.rs reads; rasterio (GDAL's Python bindings, GDAL
+# inside its wheel) writes the GeoTIFFs that test reads as GDAL writes them; jsonschema: the
+# tests validate the examples against `pycno schema`.
+PY_PACKAGES=(vtk numpy matplotlib netCDF4 xarray jsonschema rasterio nvidia-cuda-nvrtc==13.0.88)
 # Oldest rustc the locked crates accept (nalgebra, wide); a warning only.
 RUST_MIN=1.89
 
@@ -179,7 +180,7 @@ STAMP="$VENV/.pycno-packages"
 want="${PY_PACKAGES[*]}"
 # Imports them all (a failed import fails it) and prints their versions.
 versions() {
-    "$PY" -c 'import vtk, numpy, matplotlib, netCDF4, xarray, jsonschema, glob, os, nvidia
+    "$PY" -c 'import vtk, numpy, matplotlib, netCDF4, xarray, jsonschema, rasterio, glob, os, nvidia
 assert glob.glob(os.path.join(list(nvidia.__path__)[0], "cu13", "lib", "libnvrtc.so.13")), "no libnvrtc.so.13"
 print(f"vtk {vtk.vtkVersion.GetVTKVersion()}, numpy {numpy.__version__}, matplotlib {matplotlib.__version__}, NVRTC 13")' 2>&1
 }
