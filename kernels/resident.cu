@@ -66,8 +66,12 @@ __device__ void finalize_step(Control* c, unsigned long long* scratch) {
 // c, c + stride, ...): the last block to finish then finds the step, and there are few
 // blocks to count (one counter per block on 10^7 cells cost 20% of a step). The minimum of
 // bit patterns does not depend on the order, so this equals dt_kernel's result.
+//
+// With several GPUs (`finalize` 0) the kernel only leaves this rank's minimum in scratch[0]:
+// an NCCL all-reduce (min of the bit patterns, max of the health flags) follows on the
+// stream, then finalize_resident takes the step, the same on every rank.
 template <typename T>
-__device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Control* c) {
+__device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Control* c, int finalize) {
     if (*(volatile unsigned long long*)&c->stop != 0) return;
     unsigned long long bits = ~0ull;
     long long stride = (long long)gridDim.x * blockDim.x;
@@ -76,6 +80,10 @@ __device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Con
         bits = b < bits ? b : bits;
     }
     bits = block_min_bits(bits);
+    if (!finalize) {
+        if (threadIdx.x == 0) atomicMin(&a.scratch[0], bits);
+        return;
+    }
     __shared__ bool last;
     if (threadIdx.x == 0) {
         atomicMin(&a.scratch[0], bits);
@@ -91,13 +99,20 @@ __device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Con
 }
 
 #define PYCNO_RESIDENT(T, SUFFIX)                                                                                 \
-    extern "C" __global__ void edge_resident_##SUFFIX(Arrays<T> a, Model<T> m, int n_edges, const Control* c) {  \
+    /* Edges begin..end (all, or the interior and the communication edges of a rank). */                     \
+    extern "C" __global__ void edge_resident_##SUFFIX(Arrays<T> a, Model<T> m, int begin, int end,              \
+                                                       const Control* c) {                                      \
         if (*(const volatile unsigned long long*)&c->stop != 0) return;                                          \
-        edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, 0, n_edges, m,    \
-                       (T)c->t, a.scratch);                                                                               \
+        edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, begin, end, m,            \
+                       (T)c->t, a.scratch);                                                                      \
     }                                                                                                             \
-    extern "C" __global__ void dt_resident_##SUFFIX(Arrays<T> a, T two_gamma, Control* c) {                      \
-        dt_resident<T>(a, two_gamma, c);                                                                          \
+    extern "C" __global__ void dt_resident_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, int finalize) {        \
+        dt_resident<T>(a, two_gamma, c, finalize);                                                               \
+    }                                                                                                             \
+    /* One thread, after the all-reduce of the ranks' minima and health flags. */                               \
+    extern "C" __global__ void finalize_resident_##SUFFIX(Arrays<T> a, Control* c) {                             \
+        if (*(volatile unsigned long long*)&c->stop != 0) return;                                                \
+        finalize_step<T>(c, a.scratch);                                                                          \
     }                                                                                                             \
     /* Step k of the batch (from 0) updates only if it was taken: its time step was chosen. */                   \
     extern "C" __global__ void update_resident_##SUFFIX(Arrays<T> a, Model<T> m, const Control* c,               \
