@@ -145,20 +145,13 @@ impl<T: CudaReal> CudaBackend<T> {
         }
     }
 
-    /// Queue the all-reduce of the ranks' time-step minima and health flags (scratch words 0
-    /// and 1) on the main stream.
-    pub(super) fn enqueue_reduce(&self, a: &DeviceArrays) -> Result<()> {
+    /// Queue the all-reduce (max) of the two words at device address `words` (the control
+    /// block's `reduce`: each rank's time step as `!bits`, and its health flag) on the main
+    /// stream: one NCCL call a step.
+    pub(super) fn enqueue_reduce(&self, words: u64) -> Result<()> {
         let Some(p) = &self.peer else { return Ok(()) };
         let s = self.stream.cu_stream() as *mut c_void;
-        p.nccl.group_start()?;
-        // SAFETY: scratch holds three u64 words on this device.
-        let r = unsafe {
-            p.nccl
-                .all_reduce_u64(a.scratch, 1, nccl::MIN, s)
-                .and_then(|_| p.nccl.all_reduce_u64(a.scratch + 8, 1, nccl::MAX, s))
-        };
-        let ended = p.nccl.group_end();
-        r?;
-        ended
+        // SAFETY: two u64 words of the control block on this device, which outlives the stream's work.
+        unsafe { p.nccl.all_reduce_u64(words, 2, nccl::MAX, s) }
     }
 }

@@ -38,8 +38,12 @@ struct Control {
     blocks: u64,
     hit: u64,
     clipped: u64,
-    pad: [u64; 2],
+    /// Several GPUs: the rank's step as `!bits` and its health flag, all-reduced (max).
+    reduce: [u64; 2],
 }
+
+/// Byte offset of `Control::reduce` in the control block.
+const REDUCE_OFFSET: u64 = 14 * 8;
 
 // SAFETY: #[repr(C)], 16 eight-byte fields, no padding; every bit pattern is valid.
 unsafe impl bytemuck::Zeroable for Control {}
@@ -160,7 +164,7 @@ impl<T: CudaReal> CudaBackend<T> {
             // SAFETY: the arguments of dt_resident_{f32,f64}, in order.
             unsafe { l.launch(g) }.context("queueing the time-step kernel")?;
             if self.peer.is_some() {
-                self.enqueue_reduce(&a)?;
+                self.enqueue_reduce(c + REDUCE_OFFSET)?;
                 let mut l = self.stream.launch_builder(&fns.finalize);
                 l.arg(&a).arg(&c);
                 let one =
