@@ -36,7 +36,8 @@ pub enum ExchangeMode {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GpuExchange {
-    /// NCCL where every rank is on one node and NCCL loads everywhere, else the host.
+    /// NCCL where every rank is on one node, the steps run on the device and NCCL loads
+    /// everywhere; else the host.
     #[default]
     Auto,
     /// Through the host: copies to pinned memory and MPI messages (any network).

@@ -333,20 +333,22 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     Ok(stats)
 }
 
-/// Connect the GPUs' own halo exchange where `opts.gpu_exchange` asks for it and every rank
-/// runs on a GPU (every rank together); what carries the halo then ("nccl 2.28.3"), or `None`
+/// Connect the GPUs' own halo exchange where `opts.gpu_exchange` asks for it (`auto`: on one
+/// node, for steps taken on the device, `resident`) and every rank runs on a GPU (every rank
+/// together); what carries the halo then ("nccl 2.28.3"), or `None`
 /// for the host-staged exchange, with a note saying why where NCCL was asked for or expected.
 fn device_exchange(
     opts: &RunOptions,
     comm: &dyn Comm,
     b: &mut dyn crate::solver::Backend,
     plan: &HaloPlan,
+    resident: bool,
 ) -> Result<Option<String>> {
     let want = match opts.gpu_exchange {
         GpuExchange::Host => false,
         GpuExchange::Nccl => true,
-        // Multi-node runs keep MPI over the network.
-        GpuExchange::Auto => comm.node_rank().1 == comm.size(),
+        // Multi-node runs keep MPI over the network, and so do runs the host steps.
+        GpuExchange::Auto => resident && comm.node_rank().1 == comm.size(),
     };
     // Collective: every rank takes the same branch.
     let all_gpus = comm.min_f64(if b.name() == "cuda" { 1.0 } else { 0.0 }) > 0.0;
@@ -379,23 +381,6 @@ pub fn simulate(
     if opts.kernel_timing {
         backend.enable_kernel_timing();
     }
-    let mut via = None;
-    let mut edges: Box<dyn EdgePass + '_> = match (&part.submesh, comm.messages()) {
-        (Some(sub), Some(messages)) if comm.size() > 1 => {
-            let plan = sub.halo_plan();
-            match device_exchange(opts, comm, backend.as_mut(), &plan)? {
-                Some(what) => {
-                    via = Some(what);
-                    Box::new(DeviceExchange { mode: opts.exchange })
-                }
-                None => {
-                    via = Some("host".to_string());
-                    Box::new(Halo::new(messages, opts.exchange, plan, backend.cell_bytes()))
-                }
-            }
-        }
-        _ => Box::new(AllEdges),
-    };
     let cell_id: Vec<i64> = part.global.iter().map(|&g| g as i64).collect();
     let rank_field = vec![comm.rank() as i32; part.global.len()];
     let (t_start, first_step) = resume.map_or((0.0, 0), |r| (r.time, r.step));
@@ -485,6 +470,30 @@ pub fn simulate(
     if let Some(c) = checkpoints {
         observers.push(Box::new(c));
     }
+    // The halo's path, once the observers are known: NCCL pays off in the device-resident
+    // loop; with the host driving every step (gauges, max maps, step-counted checkpoints,
+    // open boundaries, kernel timing) the host-staged exchange is faster (BENCHMARKS.md).
+    let resident = !opts.kernel_timing
+        && default_device_steps() > 1
+        && !observers.iter().any(|o| o.every_step())
+        && setup.boundaries.all_walls();
+    let mut via = None;
+    let mut edges: Box<dyn EdgePass + '_> = match (&part.submesh, comm.messages()) {
+        (Some(sub), Some(messages)) if comm.size() > 1 => {
+            let plan = sub.halo_plan();
+            match device_exchange(opts, comm, backend.as_mut(), &plan, resident)? {
+                Some(what) => {
+                    via = Some(what);
+                    Box::new(DeviceExchange { mode: opts.exchange })
+                }
+                None => {
+                    via = Some("host".to_string());
+                    Box::new(Halo::new(messages, opts.exchange, plan, backend.cell_bytes()))
+                }
+            }
+        }
+        _ => Box::new(AllEdges),
+    };
     let progress = crate::app::progress::Progress::new(t_start, first_step, s.time.end, opts.quiet || !comm.is_root());
     let ranks_note = if comm.size() > 1 {
         let through = via.as_deref().unwrap_or("host");
