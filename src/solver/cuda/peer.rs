@@ -18,13 +18,16 @@ use std::ffi::c_void;
 use std::ops::Range;
 use std::sync::Arc;
 
+/// A destination rank, the runs of local cells it gets, and their gather buffers (one per layer).
+type Destination = (usize, Vec<Range<usize>>, Option<[CudaSlice<u8>; 2]>);
+
 pub struct DeviceHalo {
     pub nccl: Nccl,
     /// The exchange's stream (the overlapped edge pass forks to it and joins back).
     pub stream: Arc<CudaStream>,
     /// Per destination: its rank, the runs of local cells it gets, and (several runs, the
     /// partition's fallback destinations) a device buffer per layer they are gathered into.
-    sends: Vec<(usize, Vec<Range<usize>>, Option<[CudaSlice<u8>; 2]>)>,
+    sends: Vec<Destination>,
     /// Per source: its rank and the local cells of the receive block it fills.
     recvs: Vec<(usize, Range<usize>)>,
     cell_bytes: usize,
