@@ -26,7 +26,9 @@ struct Control {
     unsigned long long blocks;  // blocks of the time-step kernel done (the last one finalizes)
     unsigned long long hit;     // the last step reached the target
     unsigned long long clipped; // the last step was cut short of the CFL step to reach it
-    unsigned long long pad4, pad5;
+    // Several GPUs: this rank's smallest step as the complement of its bit pattern, and its
+    // health flag, for one NCCL all-reduce (max) of both words; then finalize_resident.
+    unsigned long long reduce_dt, reduce_bad;
 };
 
 __device__ __forceinline__ double dt_from_min_bits(unsigned long long bits, float) {
@@ -38,9 +40,7 @@ __device__ __forceinline__ double dt_from_min_bits(unsigned long long bits, doub
 
 // The host loop's choice of step (stepper.rs), by the last block of the time-step kernel.
 template <typename T>
-__device__ void finalize_step(Control* c, unsigned long long* scratch) {
-    unsigned long long bits = atomicAdd(&scratch[0], 0ull);
-    unsigned long long bad = atomicAdd(&scratch[1], 0ull);
+__device__ void finalize_step(Control* c, unsigned long long bits, unsigned long long bad) {
     c->blocks = 0;
     if (bad != 0) { c->stop = 2; return; }
     double dt_cfl = dt_from_min_bits(bits, T(0));
@@ -66,8 +66,12 @@ __device__ void finalize_step(Control* c, unsigned long long* scratch) {
 // c, c + stride, ...): the last block to finish then finds the step, and there are few
 // blocks to count (one counter per block on 10^7 cells cost 20% of a step). The minimum of
 // bit patterns does not depend on the order, so this equals dt_kernel's result.
+//
+// With several GPUs (`finalize` 0) the last block leaves this rank's minimum and health flag
+// in the control block: one NCCL all-reduce (max of both words) follows on the stream, then
+// finalize_resident takes the step from the reduced words, the same on every rank.
 template <typename T>
-__device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Control* c) {
+__device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Control* c, int finalize) {
     if (*(volatile unsigned long long*)&c->stop != 0) return;
     unsigned long long bits = ~0ull;
     long long stride = (long long)gridDim.x * blockDim.x;
@@ -86,18 +90,33 @@ __device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Con
     __syncthreads();
     if (last && threadIdx.x == 0) {
         __threadfence();
-        finalize_step<T>(c, a.scratch);
+        unsigned long long min_bits = atomicAdd(&a.scratch[0], 0ull);
+        unsigned long long bad = atomicAdd(&a.scratch[1], 0ull);
+        if (finalize) {
+            finalize_step<T>(c, min_bits, bad);
+        } else {
+            c->blocks = 0;
+            c->reduce_dt = ~min_bits;
+            c->reduce_bad = bad;
+        }
     }
 }
 
 #define PYCNO_RESIDENT(T, SUFFIX)                                                                                 \
-    extern "C" __global__ void edge_resident_##SUFFIX(Arrays<T> a, Model<T> m, int n_edges, const Control* c) {  \
+    /* Edges begin..end (all, or the interior and the communication edges of a rank). */                     \
+    extern "C" __global__ void edge_resident_##SUFFIX(Arrays<T> a, Model<T> m, int begin, int end,              \
+                                                       const Control* c) {                                      \
         if (*(const volatile unsigned long long*)&c->stop != 0) return;                                          \
-        edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, 0, n_edges, m,    \
-                       (T)c->t, a.scratch);                                                                               \
+        edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, begin, end, m,            \
+                       (T)c->t, a.scratch);                                                                      \
     }                                                                                                             \
-    extern "C" __global__ void dt_resident_##SUFFIX(Arrays<T> a, T two_gamma, Control* c) {                      \
-        dt_resident<T>(a, two_gamma, c);                                                                          \
+    extern "C" __global__ void dt_resident_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, int finalize) {        \
+        dt_resident<T>(a, two_gamma, c, finalize);                                                               \
+    }                                                                                                             \
+    /* One thread, after the all-reduce of the ranks' minima and health flags. */                               \
+    extern "C" __global__ void finalize_resident_##SUFFIX(Arrays<T> a, Control* c) {                             \
+        if (*(volatile unsigned long long*)&c->stop != 0) return;                                                \
+        finalize_step<T>(c, ~c->reduce_dt, c->reduce_bad);                                                      \
     }                                                                                                             \
     /* Step k of the batch (from 0) updates only if it was taken: its time step was chosen. */                   \
     extern "C" __global__ void update_resident_##SUFFIX(Arrays<T> a, Model<T> m, const Control* c,               \

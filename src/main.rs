@@ -7,7 +7,7 @@ use pycno::comm::mpi::{launched_by_mpi, MpiComm};
 use pycno::comm::{agreed, Comm, Single};
 use pycno::mesh::io;
 use pycno::scenario::PAPER_CELLS;
-use pycno::solver::exchange::ExchangeMode;
+use pycno::solver::exchange::{ExchangeMode, GpuExchange};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -83,6 +83,11 @@ enum Command {
         /// Algorithms 2 and 1 of de la Asunción et al. (2012).
         #[arg(long, value_enum, default_value = "overlap")]
         exchange: ExchangeMode,
+        /// What carries the cells between GPUs of a multi-rank run: NCCL from GPU to GPU
+        /// with the time step reduced on the GPUs (auto: where all ranks share one node and
+        /// NCCL loads), or the host (pinned copies and MPI messages; any network).
+        #[arg(long, value_enum, default_value = "auto")]
+        gpu_exchange: GpuExchange,
         /// Write a checkpoint every STEPS steps (each rank its cells; the newest
         /// --checkpoint-keep complete ones are kept).
         #[arg(long, value_name = "STEPS", allow_negative_numbers = true, value_parser = count_arg::<u64>)]
@@ -239,6 +244,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             quiet,
             partition,
             exchange,
+            gpu_exchange,
             checkpoint_every,
             checkpoint_seconds,
             checkpoint_dir,
@@ -267,6 +273,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 kernel_timing: false,
                 partition,
                 exchange,
+                gpu_exchange,
                 checkpoint_every,
                 checkpoint_seconds,
                 checkpoint_dir,

@@ -11,7 +11,7 @@ use pycno::comm::{Comm, Single};
 use pycno::partition::{metis, submesh};
 use pycno::physics::StoredCell;
 use pycno::scenario::{initial, Scenario};
-use pycno::solver::exchange::ExchangeMode;
+use pycno::solver::exchange::{ExchangeMode, GpuExchange};
 
 struct Case {
     s: Scenario,
@@ -163,5 +163,33 @@ fn wet_dry_fronts_crossing_ranks_equal_one_rank_bit_for_bit() {
                 }
             }
         }
+    }
+}
+
+/// `--gpu-exchange nccl` on ranks without GPUs: the host-staged exchange runs (the same bits
+/// as one rank) and the run records what carried the halo.
+#[test]
+fn nccl_asked_for_on_cpu_ranks_keeps_the_host_exchange_and_records_it() {
+    let c = case(3000, 0.05);
+    let opts = RunOptions { gpu_exchange: GpuExchange::Nccl, ..options(Precision::F32, ExchangeMode::Overlap) };
+    let setup = Setup::new(&c.s, &c.pm, &c.depth, &c.state);
+    let one = simulate(&setup, &opts, BackendChoice::Cpu, &Single, None).unwrap();
+    assert_eq!(one.gpu_exchange, None, "one rank exchanges nothing");
+    let owner = metis::partition_cells(&c.pm.topo, 2).unwrap();
+    let subs = submesh::build(&c.pm.topo, &owner, 2, c.pm.fingerprint()).unwrap();
+    let runs: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ThreadComm::group(2)
+            .into_iter()
+            .zip(subs)
+            .map(|(comm, sub)| {
+                let (setup, opts) = (&setup, &opts);
+                scope.spawn(move || simulate(setup, opts, BackendChoice::Cpu, &comm as &dyn Comm, Some(sub)).unwrap())
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a rank panicked")).collect()
+    });
+    for r in &runs {
+        assert_eq!(r.gpu_exchange.as_deref(), Some("host"));
+        assert_eq!(r.state_checksum, one.state_checksum);
     }
 }

@@ -20,6 +20,7 @@ fn every_kernel_compiles_for_hopper_and_ampere() {
             "edge_resident",
             "dt_resident",
             "update_resident",
+            "finalize_resident",
             "extremes",
             "probe_eigenvalues",
             "probe_flux",

@@ -15,6 +15,8 @@
 #   OUT              where the table (scaling.md), the raw rows (scaling.csv) and each run's
 #                    stats go (default WORKDIR)
 #   BACKEND          cuda (default) or cpu
+#   GPU_EXCHANGE     what carries the halo between GPUs: auto (default), nccl or host
+#                    (`run --gpu-exchange`); run twice with two OUTs to compare
 #
 # Each size is meshed once (pycno mesh -> .pmsh) and partitioned once (pycno partition);
 # every run then reads them, so that meshing and METIS stay out of the timings. Times are
@@ -32,7 +34,7 @@ if [ -z "${PYCNO:-}" ]; then
     if [ -x "$ROOT/target/release/pycno" ]; then PYCNO="$ROOT/target/release/pycno"; else PYCNO="$(command -v pycno)"; fi
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# NVLink multicast stays off (shared hosts); pycno does not use NCCL, this is for safety.
+# NVLink multicast stays off (shared hosts); pycno sets this itself when it starts NCCL.
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$W" "$OUT/runs"
 CSV="$OUT/scaling.csv"
@@ -70,7 +72,7 @@ run() {
     prepare "$n" "$ranks"
     local tag="${kind}_${n}_${ranks}_${ex}" dir="$OUT/runs/${kind}_${n}_${ranks}_${ex}"
     local args=(run "$W/scen_$n.json" --backend "$BACKEND" --no-vtk -q --out "$dir")
-    [ "$ranks" -gt 1 ] && args+=(--partition "$W/part_${n}_$ranks" --exchange "$ex")
+    [ "$ranks" -gt 1 ] && args+=(--partition "$W/part_${n}_$ranks" --exchange "$ex" --gpu-exchange "${GPU_EXCHANGE:-auto}")
     say "$tag"
     if [ "$ranks" -gt 1 ]; then
         mpirun --allow-run-as-root --bind-to none -np "$ranks" "$PYCNO" "${args[@]}" >&2

@@ -54,6 +54,10 @@ pub struct RunStats {
     /// The exchange loop of a multi-rank run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exchange: Option<ExchangeMode>,
+    /// What carried the halo of a multi-rank run: "host" (pinned copies and MPI) or the
+    /// device-to-device engine ("nccl 2.28.3").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_exchange: Option<String>,
     /// Seconds per phase of the step loop, the mean over ranks.
     pub phases: PhaseTimes,
     /// The same per rank (multi-rank runs).

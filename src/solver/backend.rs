@@ -93,6 +93,21 @@ pub trait Backend: Send {
     fn prepare_device_steps(&mut self, _gamma: f64) -> Result<()> {
         Ok(())
     }
+    /// Connect the halo exchange from device to device for `plan` (every rank calls this
+    /// together): `Ok(Ok(what))` names the engine; `Ok(Err(why))`, the same outcome on every
+    /// rank, keeps the host-staged exchange.
+    fn connect_device_exchange(
+        &mut self,
+        _comm: &dyn crate::comm::Comm,
+        _plan: &super::exchange::HaloPlan,
+    ) -> Result<std::result::Result<String, String>> {
+        Ok(Err(format!("the {} backend exchanges through the host", self.name())))
+    }
+    /// The edge pass of a step with the halo exchanged device to device (after
+    /// [`Backend::connect_device_exchange`]): overlapped with the interior edges, or first.
+    fn device_edge_pass(&mut self, _t: f64, _overlap: bool) -> Result<()> {
+        bail!("the {} backend has no device-to-device exchange", self.name())
+    }
     /// Edges where the Roe matrix was not hyperbolic, since the start.
     fn fallbacks(&mut self) -> Result<u64>;
     /// Owned cells' state, in float64.

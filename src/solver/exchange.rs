@@ -32,6 +32,21 @@ pub enum ExchangeMode {
     Blocking,
 }
 
+/// What carries the halo between GPUs (`run --gpu-exchange`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GpuExchange {
+    /// NCCL where every rank is on one node, the steps run on the device and NCCL loads
+    /// everywhere; else the host.
+    #[default]
+    Auto,
+    /// Through the host: copies to pinned memory and MPI messages (any network).
+    Host,
+    /// From GPU to GPU with NCCL, and the time step reduced on the GPUs, so several GPUs
+    /// run device-resident too; falls back to the host with a message where NCCL is missing.
+    Nccl,
+}
+
 /// Seconds per phase of the step loop, summed over the steps (the paper's Table 3 splits).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PhaseTimes {
@@ -96,10 +111,28 @@ impl PhaseTimes {
 /// halo exchange.
 pub trait EdgePass {
     fn edge_pass(&mut self, b: &mut dyn Backend, t: f64, phases: &mut PhaseTimes) -> Result<()>;
-    /// Whether the pass is over one rank's whole mesh with nothing to exchange (then a
-    /// device may take several steps on its own).
-    fn whole_mesh(&self) -> bool {
+    /// Whether a device may take several steps on its own (one rank's whole mesh with
+    /// nothing to exchange, or an exchange the device does itself).
+    fn device_steps(&self) -> bool {
         false
+    }
+}
+
+/// The halo exchanged by the GPUs themselves (`CudaBackend::peer_edge_pass`, NCCL): the
+/// step loop only queues work, and batches of steps run device-resident.
+pub struct DeviceExchange {
+    pub mode: ExchangeMode,
+}
+
+impl EdgePass for DeviceExchange {
+    fn edge_pass(&mut self, b: &mut dyn Backend, t: f64, phases: &mut PhaseTimes) -> Result<()> {
+        let clock = Instant::now();
+        b.device_edge_pass(t, self.mode == ExchangeMode::Overlap)?;
+        phases.edges_interior += clock.elapsed().as_secs_f64();
+        Ok(())
+    }
+    fn device_steps(&self) -> bool {
+        true
     }
 }
 
@@ -113,7 +146,7 @@ impl EdgePass for AllEdges {
         phases.edges_interior += clock.elapsed().as_secs_f64();
         Ok(())
     }
-    fn whole_mesh(&self) -> bool {
+    fn device_steps(&self) -> bool {
         true
     }
 }

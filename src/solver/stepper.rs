@@ -93,7 +93,7 @@ pub fn step_loop_with(
     };
     let mut next_out = 0usize;
     let mut t = plan.t_start;
-    if plan.device_steps > 1 && edges.whole_mesh() {
+    if plan.device_steps > 1 && edges.device_steps() {
         b.prepare_device_steps(plan.gamma)?;
     }
     while t < plan.t_end {
@@ -102,7 +102,7 @@ pub fn step_loop_with(
         }
         let target = plan.outputs.get(next_out).copied().unwrap_or(plan.t_end).min(plan.t_end);
         let clock = Instant::now();
-        if plan.device_steps > 1 && edges.whole_mesh() {
+        if plan.device_steps > 1 && edges.device_steps() {
             let limit = plan.device_steps.min(plan.max_steps.map_or(u64::MAX, |m| m - st.steps));
             watchdog::beat(st.steps + 1, "steps on the device");
             if let Some(batch) = b.steps_on_device(DeviceSteps { t, target, gamma: plan.gamma, limit })? {

@@ -23,7 +23,9 @@ use crate::output::manifest::{self, Manifest};
 use crate::output::series::{Format, Piece, Series};
 use crate::physics::{CellState, StoredCell};
 use crate::scenario::{initial, OutputPrecision, Scenario};
-use crate::solver::exchange::{AllEdges, EdgePass, ExchangeMode, Halo, PhaseTimes};
+use crate::solver::exchange::{
+    AllEdges, DeviceExchange, EdgePass, ExchangeMode, GpuExchange, Halo, HaloPlan, PhaseTimes,
+};
 use crate::solver::layout::kernel_bytes;
 use crate::solver::stepper::{default_device_steps, step_loop_with, Event, Schedule};
 use crate::util::atomic::write_bytes_atomic;
@@ -95,6 +97,8 @@ pub struct RunOptions {
     /// Partition directory (`pycno partition`) for a multi-rank run.
     pub partition: Option<PathBuf>,
     pub exchange: ExchangeMode,
+    /// What carries the halo between GPUs.
+    pub gpu_exchange: GpuExchange,
     /// Write a checkpoint every this many steps.
     pub checkpoint_every: Option<u64>,
     /// Write a checkpoint every this many seconds of wall-clock time.
@@ -131,6 +135,7 @@ impl Default for RunOptions {
             kernel_timing: false,
             partition: None,
             exchange: ExchangeMode::Overlap,
+            gpu_exchange: GpuExchange::Auto,
             checkpoint_every: None,
             checkpoint_seconds: None,
             checkpoint_dir: None,
@@ -328,6 +333,39 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     Ok(stats)
 }
 
+/// Connect the GPUs' own halo exchange where `opts.gpu_exchange` asks for it (`auto`: on one
+/// node, for steps taken on the device, `resident`) and every rank runs on a GPU (every rank
+/// together); what carries the halo then ("nccl 2.28.3"), or `None`
+/// for the host-staged exchange, with a note saying why where NCCL was asked for or expected.
+fn device_exchange(
+    opts: &RunOptions,
+    comm: &dyn Comm,
+    b: &mut dyn crate::solver::Backend,
+    plan: &HaloPlan,
+    resident: bool,
+) -> Result<Option<String>> {
+    let want = match opts.gpu_exchange {
+        GpuExchange::Host => false,
+        GpuExchange::Nccl => true,
+        // Multi-node runs keep MPI over the network, and so do runs the host steps.
+        GpuExchange::Auto => resident && comm.node_rank().1 == comm.size(),
+    };
+    // Collective: every rank takes the same branch.
+    let all_gpus = comm.min_f64(if b.name() == "cuda" { 1.0 } else { 0.0 }) > 0.0;
+    if !want || !all_gpus {
+        return Ok(None);
+    }
+    match agree(comm, b.connect_device_exchange(comm, plan))? {
+        Ok(what) => Ok(Some(what)),
+        Err(why) => {
+            if comm.is_root() && (opts.gpu_exchange == GpuExchange::Nccl || !opts.quiet) {
+                eprintln!("note: the halo goes through the host (--gpu-exchange host): {why}");
+            }
+            Ok(None)
+        }
+    }
+}
+
 /// The time loop of a prepared run on this rank (`submesh`: its part of a multi-rank run),
 /// with its observers; `pycno bench` calls it too.
 pub fn simulate(
@@ -343,12 +381,6 @@ pub fn simulate(
     if opts.kernel_timing {
         backend.enable_kernel_timing();
     }
-    let mut edges: Box<dyn EdgePass + '_> = match (&part.submesh, comm.messages()) {
-        (Some(sub), Some(messages)) if comm.size() > 1 => {
-            Box::new(Halo::new(messages, opts.exchange, sub.halo_plan(), backend.cell_bytes()))
-        }
-        _ => Box::new(AllEdges),
-    };
     let cell_id: Vec<i64> = part.global.iter().map(|&g| g as i64).collect();
     let rank_field = vec![comm.rank() as i32; part.global.len()];
     let (t_start, first_step) = resume.map_or((0.0, 0), |r| (r.time, r.step));
@@ -440,9 +472,35 @@ pub fn simulate(
     if let Some(c) = checkpoints {
         observers.push(Box::new(c));
     }
+    // The halo's path, once the observers are known: NCCL pays off in the device-resident
+    // loop; with the host driving every step (gauges, max maps, step-counted checkpoints,
+    // open boundaries, kernel timing) the host-staged exchange is faster (BENCHMARKS.md).
+    let resident = !opts.kernel_timing
+        && default_device_steps() > 1
+        && !observers.iter().any(|o| o.every_step())
+        && setup.boundaries.all_walls();
+    let mut via = None;
+    let mut edges: Box<dyn EdgePass + '_> = match (&part.submesh, comm.messages()) {
+        (Some(sub), Some(messages)) if comm.size() > 1 => {
+            let plan = sub.halo_plan();
+            match device_exchange(opts, comm, backend.as_mut(), &plan, resident)? {
+                Some(what) => {
+                    via = Some(what);
+                    Box::new(DeviceExchange { mode: opts.exchange })
+                }
+                None => {
+                    via = Some("host".to_string());
+                    Box::new(Halo::new(messages, opts.exchange, plan, backend.cell_bytes()))
+                }
+            }
+        }
+        _ => Box::new(AllEdges),
+    };
     let progress = crate::app::progress::Progress::new(t_start, first_step, s.time.end, opts.quiet || !comm.is_root());
     let ranks_note = if comm.size() > 1 {
-        format!(" x {} ranks ({:?} exchange)", comm.size(), opts.exchange).to_lowercase()
+        let through = via.as_deref().unwrap_or("host");
+        format!(" x {} ranks ({:?} exchange", comm.size(), opts.exchange).to_lowercase()
+            + &format!(" through {through})")
     } else {
         String::new()
     };
@@ -618,6 +676,7 @@ pub fn simulate(
         threads: if backend.name() == "cpu" { rayon::current_num_threads() } else { 1 },
         ranks: comm.size(),
         exchange: (comm.size() > 1).then_some(opts.exchange),
+        gpu_exchange: via,
         phases: PhaseTimes::mean(&phases_per_rank),
         phases_per_rank: if comm.size() > 1 { phases_per_rank } else { Vec::new() },
         outputs: if write_vtk { run.series.frames().len() } else { 0 },

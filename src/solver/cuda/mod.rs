@@ -6,11 +6,15 @@
 //! - [`halo`]: the copy stream and pinned staging of the halo exchange;
 //! - [`timing`]: per-kernel timing for `bench --profile`;
 //! - [`probe`]: running single physics functions on the GPU, for the tests;
-//! - [`resident`]: many steps as one CUDA graph, read back once (one rank).
+//! - [`resident`]: many steps as one CUDA graph, read back once;
+//! - [`nccl`], [`peer`]: the halo exchange from GPU to GPU and the time step's all-reduce,
+//!   queued on the streams (NCCL), so several GPUs also run device-resident.
 
 pub mod device;
 pub mod halo;
 pub mod launch;
+pub mod nccl;
+pub mod peer;
 pub mod probe;
 pub mod resident;
 pub mod timing;
@@ -75,6 +79,8 @@ pub struct CudaBackend<T: CudaReal> {
     sync_each_launch: bool,
     timing: Option<KernelTiming>,
     halo: Option<HaloStaging<T>>,
+    /// The GPU-to-GPU exchange (several ranks, NCCL), when connected.
+    peer: Option<peer::DeviceHalo>,
     /// The arrays with each buffer set current (set 0: the buffers allocated first), as the
     /// CUDA graphs of [`resident`] hold them.
     home: [DeviceArrays; 2],
@@ -175,6 +181,7 @@ impl<T: CudaReal> CudaBackend<T> {
             sync_each_launch: std::env::var_os("PYCNO_CUDA_SYNC").is_some(),
             timing: None,
             halo: None,
+            peer: None,
             home: [DeviceArrays::default(); 2],
             resident_fns,
             resident: None,
@@ -333,6 +340,13 @@ impl<T: CudaReal> Drop for CudaBackend<T> {
         if let Some(h) = &self.halo {
             let _ = h.synchronize();
         }
+        if let Some(p) = &self.peer {
+            let _ = p.stream.synchronize();
+        }
+        // The graphs hold NCCL work: they go before the communicator.
+        let _ = self.stream.synchronize();
+        self.resident = None;
+        self.peer = None;
         let _ = self.stream.synchronize();
     }
 }
@@ -407,6 +421,16 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         Ok(())
     }
 
+    fn connect_device_exchange(
+        &mut self,
+        comm: &dyn crate::comm::Comm,
+        plan: &super::exchange::HaloPlan,
+    ) -> Result<std::result::Result<String, String>> {
+        self.connect_peer_exchange(comm, plan)
+    }
+    fn device_edge_pass(&mut self, t: f64, overlap: bool) -> Result<()> {
+        self.peer_edge_pass(t, overlap, self.n_local_edges)
+    }
     fn steps_on_device(&mut self, req: DeviceSteps) -> Result<Option<DeviceBatch>> {
         self.resident_steps(req)
     }

@@ -38,8 +38,12 @@ struct Control {
     blocks: u64,
     hit: u64,
     clipped: u64,
-    pad: [u64; 2],
+    /// Several GPUs: the rank's step as `!bits` and its health flag, all-reduced (max).
+    reduce: [u64; 2],
 }
+
+/// Byte offset of `Control::reduce` in the control block.
+const REDUCE_OFFSET: u64 = 14 * 8;
 
 // SAFETY: #[repr(C)], 16 eight-byte fields, no padding; every bit pattern is valid.
 unsafe impl bytemuck::Zeroable for Control {}
@@ -52,10 +56,17 @@ pub struct Resident {
     /// Graphs of several sizes (steps), smallest first (see [`pick`]): the steps of a graph
     /// after its batch stopped still cost a launch each (about 1.5 µs on an H200). Graph `p` of a size
     /// starts from buffer set `p` (set 0: the buffers `v1, v2, lo` held at start).
-    graphs: Vec<(u64, [CudaGraph; 2])>,
+    /// `None` where the steps are queued one kernel at a time instead (`PYCNO_NCCL_GRAPH=0`
+    /// with the GPU-to-GPU exchange: NCCL calls outside CUDA graphs, for comparison).
+    graphs: Vec<(u64, Option<[CudaGraph; 2]>)>,
     /// The last step's length, for the guess of the steps to the next target.
     last_dt: f64,
     ctl: CudaSlice<u64>,
+}
+
+/// Whether NCCL calls go into the CUDA graphs (`PYCNO_NCCL_GRAPH=0`: queued step by step).
+fn nccl_in_graphs() -> bool {
+    std::env::var("PYCNO_NCCL_GRAPH").map_or(true, |v| v != "0")
 }
 
 /// Blocks of the device-resident time-step kernel: enough to fill an H200 (132 SMs) a few
@@ -87,6 +98,7 @@ pub struct ResidentFns {
     edge: CudaFunction,
     dt: CudaFunction,
     update: CudaFunction,
+    finalize: CudaFunction,
 }
 
 impl ResidentFns {
@@ -96,7 +108,7 @@ impl ResidentFns {
                 .load_function(&format!("{op}_resident_{suffix}"))
                 .with_context(|| format!("kernel {op}_resident missing"))
         };
-        Ok(ResidentFns { edge: f("edge")?, dt: f("dt")?, update: f("update")? })
+        Ok(ResidentFns { edge: f("edge")?, dt: f("dt")?, update: f("update")?, finalize: f("finalize")? })
     }
 }
 
@@ -104,6 +116,68 @@ impl<T: CudaReal> CudaBackend<T> {
     /// Which buffer set is current: 0 if `v1` is the one allocated first.
     fn parity(&self) -> usize {
         (address(&self.v1, &self.stream) != self.home[0].v1) as usize
+    }
+
+    /// Queue `k` steps starting from buffer set `parity` on the main stream (captured into a
+    /// graph, or launched as they are). With the GPU-to-GPU exchange each step first moves
+    /// the halo (overlapped with the interior edges, as `peer_edge_pass`) and reduces the
+    /// time step and the health flag over the ranks with NCCL before the update.
+    fn enqueue_steps(
+        &self,
+        fns: &ResidentFns,
+        ctl: &CudaSlice<u64>,
+        parity: usize,
+        k: u64,
+        two_gamma: T,
+    ) -> Result<()> {
+        let c = address(ctl, &self.stream);
+        let (m, ne, nl) = (self.model, self.n_edges as i32, self.n_local_edges as i32);
+        let edges = |a: &DeviceArrays, begin: i32, end: i32| -> Result<()> {
+            if begin >= end {
+                return Ok(());
+            }
+            let mut l = self.stream.launch_builder(&fns.edge);
+            l.arg(a).arg(&m).arg(&begin).arg(&end).arg(&c);
+            // SAFETY: the arguments of edge_resident_{f32,f64}, in order.
+            unsafe { l.launch(grid((end - begin) as usize)) }.context("queueing the edge kernel")?;
+            Ok(())
+        };
+        let finalize = i32::from(self.peer.is_none());
+        for step in 0..k {
+            let a: DeviceArrays = self.home[(parity + step as usize) % 2];
+            match &self.peer {
+                None => edges(&a, 0, ne)?,
+                Some(p) => {
+                    p.stream.wait(&self.stream.record_event(None)?)?;
+                    p.enqueue(&a, &p.stream)?;
+                    let done = p.stream.record_event(None)?;
+                    edges(&a, 0, nl)?;
+                    self.stream.wait(&done)?;
+                    edges(&a, nl, ne)?;
+                }
+            }
+            let mut l = self.stream.launch_builder(&fns.dt);
+            l.arg(&a).arg(&two_gamma).arg(&c).arg(&finalize);
+            // At most DT_BLOCKS blocks, each thread over several cells (see the kernel).
+            let mut g = grid(self.n_owned);
+            g.grid_dim.0 = g.grid_dim.0.min(DT_BLOCKS);
+            // SAFETY: the arguments of dt_resident_{f32,f64}, in order.
+            unsafe { l.launch(g) }.context("queueing the time-step kernel")?;
+            if self.peer.is_some() {
+                self.enqueue_reduce(c + REDUCE_OFFSET)?;
+                let mut l = self.stream.launch_builder(&fns.finalize);
+                l.arg(&a).arg(&c);
+                let one =
+                    cudarc::driver::LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+                // SAFETY: the arguments of finalize_resident_{f32,f64}, in order.
+                unsafe { l.launch(one) }.context("queueing the step's choice")?;
+            }
+            let mut l = self.stream.launch_builder(&fns.update);
+            l.arg(&a).arg(&m).arg(&c).arg(&step);
+            // SAFETY: the arguments of update_resident_{f32,f64}, in order.
+            unsafe { l.launch(grid(self.n_owned)) }.context("queueing the update kernel")?;
+        }
+        Ok(())
     }
 
     /// Capture `k` steps starting from buffer set `parity` into a graph.
@@ -115,37 +189,10 @@ impl<T: CudaReal> CudaBackend<T> {
         k: u64,
         two_gamma: T,
     ) -> Result<CudaGraph> {
-        let c = address(ctl, &self.stream);
-        let (m, n_edges) = (self.model, self.n_edges as i32);
         self.stream
             .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .context("starting a CUDA graph capture")?;
-        let mut launched = Ok(());
-        for step in 0..k {
-            let a: DeviceArrays = self.home[(parity + step as usize) % 2];
-            let r = (|| {
-                let mut l = self.stream.launch_builder(&fns.edge);
-                l.arg(&a).arg(&m).arg(&n_edges).arg(&c);
-                // SAFETY: the arguments of edge_resident_{f32,f64}, in order.
-                unsafe { l.launch(grid(self.n_edges)) }?;
-                let mut l = self.stream.launch_builder(&fns.dt);
-                l.arg(&a).arg(&two_gamma).arg(&c);
-                // At most DT_BLOCKS blocks, each thread over several cells (see the kernel).
-                let mut g = grid(self.n_owned);
-                g.grid_dim.0 = g.grid_dim.0.min(DT_BLOCKS);
-                // SAFETY: the arguments of dt_resident_{f32,f64}, in order.
-                unsafe { l.launch(g) }?;
-                let mut l = self.stream.launch_builder(&fns.update);
-                l.arg(&a).arg(&m).arg(&c).arg(&step);
-                // SAFETY: the arguments of update_resident_{f32,f64}, in order.
-                unsafe { l.launch(grid(self.n_owned)) }?;
-                Ok::<(), cudarc::driver::DriverError>(())
-            })();
-            if r.is_err() {
-                launched = r;
-                break;
-            }
-        }
+        let launched = self.enqueue_steps(fns, ctl, parity, k, two_gamma);
         // The capture always ends, or the stream stays in capture mode.
         let graph = self.stream.end_capture(CUgraphInstantiate_flags(0));
         launched.context("capturing the steps")?;
@@ -165,11 +212,15 @@ impl<T: CudaReal> CudaBackend<T> {
             let ctl = self.stream.alloc_zeros::<u64>(16).context("allocating the step control block")?;
             let mut graphs = Vec::new();
             for k in sizes(self.resident_k) {
+                if self.peer.is_some() && !nccl_in_graphs() {
+                    graphs.push((k, None));
+                    continue;
+                }
                 let pair = [self.capture(fns, &ctl, 0, k, two_gamma)?, self.capture(fns, &ctl, 1, k, two_gamma)?];
                 for g in &pair {
                     g.upload().context("uploading the steps' CUDA graph")?;
                 }
-                graphs.push((k, pair));
+                graphs.push((k, Some(pair)));
             }
             self.resident = Some(Resident { two_gamma_bits: bits, graphs, last_dt: 0.0, ctl });
         }
@@ -187,19 +238,31 @@ impl<T: CudaReal> CudaBackend<T> {
         let sizes: Vec<u64> = r.graphs.iter().map(|g| g.0).collect();
         // Before any step, guess 16 (a wrong guess costs one short batch or a few no-ops).
         let expected = if r.last_dt > 0.0 { ((req.target - req.t) / r.last_dt).ceil().min(1e9) as u64 } else { 16 };
-        let (k, pair) = &r.graphs[pick(&sizes, req.limit, expected)];
+        let at = pick(&sizes, req.limit, expected);
+        let k = r.graphs[at].0;
         let start = Control {
             t: req.t,
             target: req.target,
             dt_min: f64::INFINITY,
             dt_min_unclipped: f64::INFINITY,
-            limit: req.limit.clamp(1, *k),
+            limit: req.limit.clamp(1, k),
             ..Default::default()
         };
         let words: [u64; 16] = bytemuck::cast(start);
         self.stream.memcpy_htod(&words, &mut r.ctl).context("writing the step control block")?;
-        pair[parity].launch().context("launching the steps' CUDA graph")?;
-        let k = *k;
+        let graphed = match &r.graphs[at].1 {
+            Some(pair) => {
+                pair[parity].launch().context("launching the steps' CUDA graph")?;
+                true
+            }
+            None => false,
+        };
+        let r = self.resident.as_ref().expect("made above");
+        if !graphed {
+            let fns = self.resident_fns.as_ref().ok_or_else(|| anyhow!("resident kernels not loaded"))?;
+            self.enqueue_steps(fns, &r.ctl, parity, k, T::c(f64::from_bits(r.two_gamma_bits)))?;
+        }
+        let r = self.resident.as_mut().expect("made above");
         let mut back = [0u64; 16];
         self.stream.memcpy_dtoh(&r.ctl, &mut back).context("reading the steps back")?;
         self.stream.synchronize().context("the steps on the device")?;
