@@ -133,7 +133,7 @@ cat >"$W/blowup.json" <<'JSON'
 { "name": "blowup", "domain": { "outer": [[0, 0], [10, 0], [10, 1], [0, 1]] }, "resolution": { "cells": 800 },
   "bathymetry": { "type": "constant", "depth": 1.0 },
   "initial": { "type": "layers", "layer1": { "thickness": 0.001, "velocity": [40, 0] }, "layer2": { "thickness": 0.999, "velocity": [0, 0] } },
-  "physics": { "g": 9.81, "r": 0.5, "gamma": 0.9 }, "time": { "end": 2.0 } }
+  "physics": { "g": 9.81, "r": 0.5, "gamma": 0.9, "dry_tolerance": 1e-9 }, "time": { "end": 2.0 } }
 JSON
 "$PYCNO" run "$W/blowup.json" --backend cuda -q --out "$W/bl" 2>"$W/bl.err"
 check "1 GPU: blow-up caught with its report and the last good state" grep -q "blew up at step .*last good state" "$W/bl.err"
