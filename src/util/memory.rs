@@ -32,6 +32,15 @@ pub const RUN_LAYOUT_BYTES_PER_CELL: [f64; 2] = [215.0, 390.0];
 /// The program itself, its thread stacks and allocator slack.
 pub const BASE_BYTES: f64 = 16e6;
 
+/// This process's peak resident memory so far (`VmHWM` of `/proc/self/status`), in bytes;
+/// `None` where it cannot be read (not Linux).
+pub fn peak_resident() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
+}
+
 /// Memory the kernel says can still be given to programs without swapping
 /// (`MemAvailable` of `/proc/meminfo`), in bytes; `None` where it cannot be read.
 pub fn available() -> Option<u64> {
