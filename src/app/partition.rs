@@ -3,8 +3,8 @@
 
 use super::{input_mesh, PreparedMesh};
 use crate::partition::files::{self, Manifest, Timings};
-use crate::partition::stats::Stats;
 use crate::partition::geometry::{self, RankGeometry};
+use crate::partition::stats::Stats;
 use crate::partition::{self, metis, verify::verify, view, Partitioned, Submesh};
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
@@ -73,7 +73,9 @@ pub fn write_partition(
         .par_iter()
         .map(|s| {
             let g = RankGeometry::build(&pm.mesh, &pm.topo, s, source_id, &tags, &segments)?;
-            Ok(files::write_rank(out, s)? + geometry::write_geometry(out, &g)?)
+            // `file_bytes` in the statistics stays the rank file's size.
+            geometry::write_geometry(out, &g)?;
+            files::write_rank(out, s)
         })
         .collect::<Result<_>>()?;
     files::remove_stale(out, ranks as u32)?;
@@ -103,6 +105,7 @@ pub fn write_partition(
         method,
         rank_geometry: true,
         mesh_source: files::fingerprint_hex(source_id),
+        peak_memory: crate::util::memory::peak_resident().unwrap_or(0),
         metis_seed: metis::SEED.into(),
         seconds: started.elapsed().as_secs_f64(),
         timings: Timings {
@@ -191,12 +194,13 @@ pub fn command(args: &PartitionArgs) -> Result<()> {
     let (m, _) = write_partition(&pm, &source, source_id, ranks, out, !args.no_vtk, started, args.owners.as_deref())?;
     let t = &m.timings;
     println!(
-        "partitioned into {ranks} ranks in {:.2} s (METIS {:.2} s, submeshes {:.2} s, writing {:.2} s; {:.2} s in all)",
+        "partitioned into {ranks} ranks in {:.2} s (METIS {:.2} s, submeshes {:.2} s, writing {:.2} s; {:.2} s in all; peak memory {:.0} MB)",
         t.metis + t.submeshes + t.write,
         t.metis,
         t.submeshes,
         t.write,
-        m.seconds
+        m.seconds,
+        m.peak_memory as f64 / 1e6
     );
     print!("{}", m.stats.summary());
     println!(

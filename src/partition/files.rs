@@ -254,6 +254,10 @@ pub struct Manifest {
     /// never meshes knows the partition was made for its scenario's mesh.
     #[serde(default)]
     pub mesh_source: String,
+    /// Peak resident memory of the `pycno partition` that wrote it (`VmHWM`), bytes; 0 where
+    /// it cannot be read.
+    #[serde(default)]
+    pub peak_memory: u64,
     #[serde(flatten)]
     pub stats: Stats,
 }

@@ -13,7 +13,7 @@
 //!
 //! ```text
 //! magic "PYCNOGEO", u32 format version
-//! u32 rank, u32 ranks, u64 mesh fingerprint, u64 source id
+//! u32 rank, u32 ranks, u64 mesh fingerprint, u64 source id, u32 CRC-32 of the rank file's bytes
 //! u32 cells, u32 edges, u32 piece vertices, u32 piece triangles, u32 tags, u32 segment tags
 //! per cell: f64 area, f64 x2 centroid, u32 x3 cell edges
 //! per edge: u32 x2 cells, u8 x2 slots, f64 x2 normal, f64 length, u32 tag, u32 x2 vertices
@@ -39,6 +39,9 @@ pub struct RankGeometry {
     pub mesh_fingerprint: u64,
     /// [`crate::partition::files::Manifest::mesh_source`] as a number.
     pub source_id: u64,
+    /// CRC-32 of the rank's `.bin` file (its [`super::files::encode`]d submesh): the two files
+    /// of a rank come from one partition.
+    pub rank_file_crc: u32,
     /// Local ids: cells in block order, edges in the submesh's order.
     pub topo: Topology,
     /// The owned cells, vertices renumbered in order of first use.
@@ -88,6 +91,7 @@ impl RankGeometry {
             ranks: sub.ranks,
             mesh_fingerprint: sub.mesh_fingerprint,
             source_id,
+            rank_file_crc: crc32fast::hash(&super::files::encode(sub)),
             topo: sub.local_topology(topo)?,
             piece: sub.owned_mesh(mesh),
             tag_lengths: tag_lengths.to_vec(),
@@ -105,6 +109,7 @@ impl RankGeometry {
         u32s(&mut b, &[FORMAT_VERSION, self.rank, self.ranks]);
         b.extend_from_slice(&self.mesh_fingerprint.to_le_bytes());
         b.extend_from_slice(&self.source_id.to_le_bytes());
+        u32s(&mut b, &[self.rank_file_crc]);
         let counts = [n, m, p.vertices.len(), p.triangles.len(), self.tag_lengths.len(), self.segment_tags.len()];
         u32s(&mut b, &counts.map(|c| c as u32));
         for c in 0..n {
@@ -146,11 +151,12 @@ impl RankGeometry {
         }
         let mut c = Reader { b: body, at: 12 };
         let (rank, ranks) = (c.u32()?, c.u32()?);
-        let (mesh_fingerprint, source_id) = (c.u64()?, c.u64()?);
+        let (mesh_fingerprint, source_id, rank_file_crc) = (c.u64()?, c.u64()?, c.u32()?);
         let [n, m, nv, nt, ntags, nseg] = [(); 6].map(|_| c.u32().map(|x| x as usize));
         let (n, m, nv, nt, ntags, nseg) = (n?, m?, nv?, nt?, ntags?, nseg?);
         // Counts are checked against the bytes left before anything is allocated.
-        let need = n as u128 * 36 + m as u128 * 46 + nv as u128 * 16 + nt as u128 * 12 + ntags as u128 * 12 + nseg as u128 * 4;
+        let need =
+            n as u128 * 36 + m as u128 * 46 + nv as u128 * 16 + nt as u128 * 12 + ntags as u128 * 12 + nseg as u128 * 4;
         if need != (body.len() - c.at) as u128 {
             bail!("its counts do not match its size (inconsistent header)");
         }
@@ -169,7 +175,8 @@ impl RankGeometry {
             t.edge_tag.push(c.u32()?);
             t.edge_vertices.push([c.u32()?, c.u32()?]);
         }
-        let mut piece = Mesh { vertices: Vec::with_capacity(nv), triangles: Vec::with_capacity(nt), boundary: Vec::new() };
+        let mut piece =
+            Mesh { vertices: Vec::with_capacity(nv), triangles: Vec::with_capacity(nt), boundary: Vec::new() };
         for _ in 0..nv {
             piece.vertices.push([c.f64()?, c.f64()?]);
         }
@@ -181,7 +188,17 @@ impl RankGeometry {
             tag_lengths.push((c.u32()?, c.f64()?));
         }
         let segment_tags = (0..nseg).map(|_| c.u32()).collect::<Result<Vec<_>>>()?;
-        let g = RankGeometry { rank, ranks, mesh_fingerprint, source_id, topo: t, piece, tag_lengths, segment_tags };
+        let g = RankGeometry {
+            rank,
+            ranks,
+            mesh_fingerprint,
+            source_id,
+            rank_file_crc,
+            topo: t,
+            piece,
+            tag_lengths,
+            segment_tags,
+        };
         g.check().context("inconsistent geometry")?;
         Ok(g)
     }
@@ -211,15 +228,17 @@ impl RankGeometry {
         Ok(())
     }
 
-    /// Whether it fits this submesh: same rank, partition and mesh, one piece triangle per
-    /// owned cell, one local cell and edge per submesh cell and edge.
+    /// Whether it fits this submesh: written with it (the rank file's CRC), same rank,
+    /// partition and mesh, one piece triangle per owned cell, one local cell and edge per
+    /// submesh cell and edge.
     pub fn fits(&self, sub: &Submesh) -> Result<()> {
-        if (self.rank, self.ranks, self.mesh_fingerprint) != (sub.rank, sub.ranks, sub.mesh_fingerprint)
+        if self.rank_file_crc != crc32fast::hash(&super::files::encode(sub))
+            || (self.rank, self.ranks, self.mesh_fingerprint) != (sub.rank, sub.ranks, sub.mesh_fingerprint)
             || self.topo.num_cells() != sub.num_cells()
             || self.topo.num_edges() != sub.num_edges()
             || self.piece.triangles.len() != sub.n_owned
         {
-            bail!("it does not belong to the same partition as the rank file (partition again)");
+            bail!("it and the rank file beside it do not belong to one partition");
         }
         if let Some(l) = (0..sub.n_owned).find(|&l| self.topo.cell_edges[l].contains(&u32::MAX)) {
             bail!("owned cell {l} lacks some of its edges");

@@ -9,8 +9,8 @@ use crate::comm::{agree, Comm};
 use crate::mesh::Mesh;
 use crate::partition::geometry::{self, RankGeometry};
 use crate::partition::{files, fit, metis, submesh, Submesh};
-use crate::scenario::Scenario;
 use crate::physics::Model;
+use crate::scenario::Scenario;
 use crate::solver::cuda::{self, CudaBackend, CudaReal};
 use crate::solver::{Backend, CpuBackend, Layout};
 use anyhow::{bail, Context, Result};
@@ -96,7 +96,14 @@ pub fn local_partition(opts: &RunOptions, s: &Scenario, comm: &dyn Comm) -> Resu
     let geo = agree(
         comm,
         geometry::read_geometry(dir, rank as u32).and_then(|g| {
-            g.fits(&sub).with_context(|| format!("{}", geometry::geometry_file(dir, rank as u32).display()))?;
+            g.fits(&sub).with_context(|| {
+                format!(
+                    "partition directory {}: rank {rank}'s files do not belong to one partition ({}): partition again with pycno partition, or find the odd file with pycno partition --check {}",
+                    dir.display(),
+                    geometry::geometry_file(dir, rank as u32).display(),
+                    dir.display()
+                )
+            })?;
             if g.source_id != source {
                 bail!("{}: made for another mesh", geometry::geometry_file(dir, rank as u32).display());
             }
