@@ -9,7 +9,8 @@
 # (each rank reports its VmHWM and its seconds from start to the first step in stats.json).
 # The baseline is the one-rank run without a partition, which builds the global mesh.
 # Oversubscribed CPU ranks are fine: memory and set-up do not depend on the cores.
-# Prints one table row per run; the work directory is removed at the end.
+# Prints one table row per run; the work directory is removed at the end. GLOBAL=0 skips the
+# one-rank run without a partition.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cells="${1:-10000000}"
@@ -28,20 +29,23 @@ import json, sys
 label, stats = sys.argv[1], json.load(open(sys.argv[2]))
 peaks = [p / 1e6 for p in stats["peak_memory_per_rank"]]
 setup = stats["setup_seconds_per_rank"]
+cpu = stats.get("setup_cpu_seconds_per_rank") or [0.0]
 part = ""
 if len(sys.argv) > 3:
     m = json.load(open(sys.argv[3]))
     part = f" | {m['peak_memory'] / 1e6:.0f} MB, {m['seconds']:.1f} s"
-print(f"| {label} | {stats['cells']} | {max(peaks):.0f} (min {min(peaks):.0f}) | {max(setup):.2f} (min {min(setup):.2f}){part} | {stats['state_checksum']} |")
+print(f"| {label} | {stats['cells']} | {max(peaks):.0f} (min {min(peaks):.0f}) | {max(setup):.2f} (min {min(setup):.2f}) | {max(cpu):.2f} (min {min(cpu):.2f}){part} | {stats['state_checksum']} |")
 PY
 }
 
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; $(date -u +%Y-%m-%d)"
-echo "| run | cells | peak MB per rank (max, min) | set-up s per rank (max, min) | partition: peak, seconds | state_checksum |"
-echo "|---|---|---|---|---|---|"
+echo "| run | cells | peak MB per rank (max, min) | set-up s per rank (max, min) | set-up CPU s per rank (max, min) | partition: peak, seconds | state_checksum |"
+echo "|---|---|---|---|---|---|---|"
 args=(--cells "$cells" --max-steps 1 --backend cpu --no-vtk -q)
-RAYON_NUM_THREADS=1 "$bin" run "${args[@]}" --out "$work/global" >/dev/null
-row "1 rank, global mesh" "$work/global/stats.json"
+if [ "${GLOBAL:-1}" = 1 ]; then
+    RAYON_NUM_THREADS=1 "$bin" run "${args[@]}" --out "$work/global" >/dev/null
+    row "1 rank, global mesh" "$work/global/stats.json"
+fi
 for r in "${ranks[@]}"; do
     "$bin" partition --cells "$cells" --ranks "$r" --no-vtk --out "$work/p$r" >/dev/null
     RAYON_NUM_THREADS=1 mpirun -np "$r" "$bin" run "${args[@]}" --partition "$work/p$r" --out "$work/o$r" >/dev/null

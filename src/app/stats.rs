@@ -26,6 +26,10 @@ pub struct RunStats {
     /// fall with the rank count when each rank reads only its part of a partition).
     #[serde(default)]
     pub setup_seconds_per_rank: Vec<f64>,
+    /// CPU seconds each rank used until its first step (`/proc/self/stat`): its set-up work,
+    /// whatever its share of the cores.
+    #[serde(default)]
+    pub setup_cpu_seconds_per_rank: Vec<f64>,
     /// Peak resident memory of each rank's process (`VmHWM` of `/proc/self/status`), bytes;
     /// 0 where it cannot be read.
     #[serde(default)]

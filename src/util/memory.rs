@@ -41,6 +41,19 @@ pub fn peak_resident() -> Option<u64> {
     kb.checked_mul(1024)
 }
 
+/// CPU seconds (user and system, all threads) this process has used so far, from
+/// `/proc/self/stat` (in USER_HZ ticks, 100 per second on Linux); `None` where it cannot be
+/// read. On oversubscribed cores it measures a rank's work where wall-clock seconds measure
+/// its share of the cores.
+pub fn cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command name (which may hold spaces) in parentheses.
+    let rest = &text[text.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let (utime, stime): (u64, u64) = (f.get(11)?.parse().ok()?, f.get(12)?.parse().ok()?);
+    Some((utime + stime) as f64 / 100.0)
+}
+
 /// Memory the kernel says can still be given to programs without swapping
 /// (`MemAvailable` of `/proc/meminfo`), in bytes; `None` where it cannot be read.
 pub fn available() -> Option<u64> {

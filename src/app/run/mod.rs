@@ -528,6 +528,7 @@ pub fn simulate(
     // process started (frame 0 at t = 0 for a new run).
     let mut last_out = (done, t_start);
     let setup_seconds = opts.started.map_or(0.0, |t| t.elapsed().as_secs_f64());
+    let setup_cpu_seconds = crate::util::memory::cpu_seconds().unwrap_or(0.0);
     let result = step_loop_with(backend.as_mut(), comm, edges.as_mut(), &plan, &mut |b, ev| {
         match ev {
             Event::Step { step, time, dt, dt_min, dt_max, clipped, .. } => {
@@ -667,6 +668,7 @@ pub fn simulate(
         state_checksum: format!("{checksum:016x}"),
         kernels,
         setup_seconds_per_rank: comm.all_gather_f64(&[setup_seconds]),
+        setup_cpu_seconds_per_rank: comm.all_gather_f64(&[setup_cpu_seconds]),
         peak_memory_per_rank: comm
             .all_gather_f64(&[crate::util::memory::peak_resident().unwrap_or(0) as f64])
             .into_iter()
