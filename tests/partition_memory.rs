@@ -28,7 +28,9 @@ fn release_bin() -> PathBuf {
     if !cfg!(debug_assertions) {
         return bin;
     }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // The cargo that built this test (set at compile time), else the one on PATH.
+    let cargo =
+        std::env::var("CARGO").ok().or(option_env!("CARGO").map(String::from)).unwrap_or_else(|| "cargo".into());
     let st = std::process::Command::new(cargo)
         .args(["build", "--release", "--bin", "pycno"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
