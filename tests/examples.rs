@@ -65,7 +65,7 @@ fn run_example(path: &Path, device: BackendChoice, precision: Precision, bump: f
     let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
     let cells = stored_cells(&s, &depth, &state);
     let setup = Setup::new(&s, &pm, &depth, &cells);
-    let part = RankPart::new(&pm, &depth, None).unwrap();
+    let part = RankPart::new(&pm, &depth, None, None).unwrap();
     let mut b = make_backend(device, precision, &setup, &part, 0).unwrap();
     let plan = Schedule {
         t_start: 0.0,

@@ -146,6 +146,13 @@ JSON
 "$PYCNO" run "$W/gauges.json" --backend cuda -q --no-vtk --out "$W/g1" &&
     mpirun --allow-run-as-root --bind-to none -np 2 "$PYCNO" run "$W/gauges.json" --backend cuda -q --no-vtk --out "$W/g2"
 check "gauges.csv on 2 GPUs = on 1 GPU" cmp -s "$W/g1/gauges.csv" "$W/g2/gauges.csv"
+# Issue 22: each rank reads only its partition files (never the global mesh), on GPUs: the
+# same bits and gauges as one GPU.
+"$PYCNO" partition "$W/gauges.json" --ranks 2 --no-vtk --out "$W/gp2" >/dev/null &&
+    mpirun --allow-run-as-root --bind-to none -np 2 "$PYCNO" run "$W/gauges.json" --backend cuda -q --no-vtk --out "$W/gl2" \
+        --partition "$W/gp2"
+check "2 GPUs from rank files (--partition) = 1 GPU bit for bit" same "$W/g1" "$W/gl2"
+check "gauges.csv on 2 GPUs from rank files = on 1 GPU" cmp -s "$W/g1/gauges.csv" "$W/gl2/gauges.csv"
 
 echo "multi-gpu: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -46,6 +46,17 @@ pub fn prepare_mesh(mut mesh: Mesh, source: &str) -> Result<PreparedMesh> {
     Ok(PreparedMesh { mesh, topo, seconds: clock.elapsed().as_secs_f64(), fingerprint: Default::default() })
 }
 
+impl PreparedMesh {
+    /// A rank's part of a mesh read from its partition files: `mesh` its owned cells, `topo`
+    /// its local topology (owned and receive-block cells), `fingerprint` the global mesh's.
+    /// Cell `c` is local cell `c`, not global cell `c`.
+    pub fn rank_piece(mesh: Mesh, topo: Topology, fingerprint: u64, seconds: f64) -> PreparedMesh {
+        let f = std::sync::OnceLock::new();
+        let _ = f.set(fingerprint);
+        PreparedMesh { mesh, topo, seconds, fingerprint: f }
+    }
+}
+
 /// The scenario's mesh: read from its mesh file or triangulated from its domain.
 pub fn scenario_mesh(s: &Scenario) -> Result<PreparedMesh> {
     let clock = Instant::now();
@@ -57,6 +68,59 @@ pub fn scenario_mesh(s: &Scenario) -> Result<PreparedMesh> {
     let mut prepared = prepare_mesh(mesh, &source)?;
     prepared.seconds = clock.elapsed().as_secs_f64();
     Ok(prepared)
+}
+
+/// Identity of a scenario's mesh source, known without meshing: for a mesh file, CRC-32 of
+/// its bytes (and of the `.ele` beside a `.node`) with its length; for a triangulated domain,
+/// CRC-32 of the domain and of the resolution as JSON. A partition records it, and a run that
+/// reads only its rank's files (and so cannot compute the mesh's fingerprint) compares it
+/// with its scenario's, so that a partition of another mesh is refused before anything runs.
+pub fn mesh_source_id(s: &Scenario) -> Result<u64> {
+    match (&s.mesh, &s.domain) {
+        (Some(path), _) => mesh_file_id(path),
+        (None, Some(domain)) => {
+            let d = serde_json::to_vec(domain)?;
+            let r = serde_json::to_vec(&s.resolution)?;
+            Ok((u64::from(crc32fast::hash(&d)) << 32) | u64::from(crc32fast::hash(&r)))
+        }
+        (None, None) => bail!("domain: missing; give a domain to triangulate or a mesh file"),
+    }
+}
+
+/// [`mesh_source_id`] of a mesh file, read in blocks (never whole: it may be larger than a
+/// rank's memory).
+pub fn mesh_file_id(path: &Path) -> Result<u64> {
+    use std::io::Read;
+    let mut files = vec![path.to_path_buf()];
+    if path.extension().is_some_and(|e| e == "node") {
+        files.push(path.with_extension("ele"));
+    }
+    let (mut crc, mut len) = (crc32fast::Hasher::new(), 0u64);
+    for f in files {
+        let mut file = std::fs::File::open(&f).with_context(|| format!("cannot read mesh file {}", f.display()))?;
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = file.read(&mut buf).with_context(|| format!("cannot read mesh file {}", f.display()))?;
+            if n == 0 {
+                break;
+            }
+            crc.update(&buf[..n]);
+            len += n as u64;
+        }
+    }
+    Ok((len << 32) | u64::from(crc.finalize()))
+}
+
+/// [`mesh_source_id`] of `pycno partition`'s and `pycno mesh`'s input (see [`input_mesh`]).
+pub fn input_source_id(input: Option<&Path>, cells: Option<u64>) -> Result<u64> {
+    match input {
+        Some(p) if p.extension().is_some_and(|e| e == "json") => {
+            let opts = RunOptions { scenario: Some(p.to_path_buf()), cells, ..Default::default() };
+            mesh_source_id(&load_scenario(&opts)?)
+        }
+        Some(p) => mesh_file_id(p),
+        None => mesh_source_id(&load_scenario(&RunOptions { cells, ..Default::default() })?),
+    }
 }
 
 /// The one error for `--cells` given with a mesh file (directly, or through a scenario's

@@ -3,6 +3,7 @@
 
 use super::{input_mesh, PreparedMesh};
 use crate::partition::files::{self, Manifest, Timings};
+use crate::partition::geometry::{self, RankGeometry};
 use crate::partition::stats::Stats;
 use crate::partition::{self, metis, verify::verify, view, Partitioned, Submesh};
 use anyhow::{bail, Context, Result};
@@ -41,10 +42,13 @@ pub struct PartitionArgs {
 
 /// Partition `pm` into `ranks` and write the directory `out`: rank files, `partition.vtu`,
 /// then the manifest (last, so its presence means the directory is complete).
-/// `started` is when the command began, for the manifest's `seconds`.
+/// `started` is when the command began, for the manifest's `seconds`; `source_id` is the
+/// mesh source's identity ([`super::mesh_source_id`]), carried in the rank files.
+#[allow(clippy::too_many_arguments)]
 pub fn write_partition(
     pm: &PreparedMesh,
     source: &str,
+    source_id: u64,
     ranks: usize,
     out: &Path,
     vtk: bool,
@@ -61,7 +65,19 @@ pub fn write_partition(
     let part = partition::partition_with(&pm.topo, owner, ranks, fingerprint)?;
     let clock = Instant::now();
     files::begin_write(out)?;
-    let sizes: Vec<u64> = part.submeshes.par_iter().map(|s| files::write_rank(out, s)).collect::<Result<_>>()?;
+    // Each rank's two files: its cell and edge orders, and its geometry (so that a run
+    // reads only these and never builds the global mesh).
+    let (tags, segments) = (geometry::tag_lengths(&pm.topo), geometry::segment_tags(&pm.mesh));
+    let sizes: Vec<u64> = part
+        .submeshes
+        .par_iter()
+        .map(|s| {
+            let g = RankGeometry::build(&pm.mesh, &pm.topo, s, source_id, &tags, &segments)?;
+            // `file_bytes` in the statistics stays the rank file's size.
+            geometry::write_geometry(out, &g)?;
+            files::write_rank(out, s)
+        })
+        .collect::<Result<_>>()?;
     files::remove_stale(out, ranks as u32)?;
     let vtu = out.join(view::FILE);
     if vtk {
@@ -87,6 +103,9 @@ pub fn write_partition(
         mesh_fingerprint: files::fingerprint_hex(fingerprint),
         source: source.into(),
         method,
+        rank_geometry: true,
+        mesh_source: files::fingerprint_hex(source_id),
+        peak_memory: crate::util::memory::peak_resident().unwrap_or(0),
         metis_seed: metis::SEED.into(),
         seconds: started.elapsed().as_secs_f64(),
         timings: Timings {
@@ -133,6 +152,21 @@ pub fn check_partition(dir: &Path, pm: &PreparedMesh) -> Result<(Manifest, Vec<S
     let subs: Vec<Submesh> =
         (0..ranks).into_par_iter().map(|r| files::read_rank(dir, r, fingerprint, ranks)).collect::<Result<_>>()?;
     verify(&pm.topo, &subs).with_context(|| format!("{}: inconsistent partition", dir.display()))?;
+    if m.rank_geometry {
+        let source_id = files::manifest_source(&m)?;
+        let (tags, segments) = (geometry::tag_lengths(&pm.topo), geometry::segment_tags(&pm.mesh));
+        subs.par_iter().try_for_each(|s| {
+            let expected = RankGeometry::build(&pm.mesh, &pm.topo, s, source_id, &tags, &segments)?;
+            if geometry::read_geometry(dir, s.rank)? != expected {
+                bail!(
+                    "{}: the geometry of rank {} differs from this mesh's: partition again",
+                    geometry::geometry_file(dir, s.rank).display(),
+                    s.rank
+                );
+            }
+            Ok(())
+        })?;
+    }
     Ok((m, subs))
 }
 
@@ -156,15 +190,17 @@ pub fn command(args: &PartitionArgs) -> Result<()> {
     let (Some(ranks), Some(out)) = (args.ranks, args.out.as_deref()) else {
         bail!("give --ranks N and --out DIR (or --check DIR)");
     };
-    let (m, _) = write_partition(&pm, &source, ranks, out, !args.no_vtk, started, args.owners.as_deref())?;
+    let source_id = super::input_source_id(args.input.as_deref(), args.cells)?;
+    let (m, _) = write_partition(&pm, &source, source_id, ranks, out, !args.no_vtk, started, args.owners.as_deref())?;
     let t = &m.timings;
     println!(
-        "partitioned into {ranks} ranks in {:.2} s (METIS {:.2} s, submeshes {:.2} s, writing {:.2} s; {:.2} s in all)",
+        "partitioned into {ranks} ranks in {:.2} s (METIS {:.2} s, submeshes {:.2} s, writing {:.2} s; {:.2} s in all; peak memory {:.0} MB)",
         t.metis + t.submeshes + t.write,
         t.metis,
         t.submeshes,
         t.write,
-        m.seconds
+        m.seconds,
+        m.peak_memory as f64 / 1e6
     );
     print!("{}", m.stats.summary());
     println!(

@@ -22,6 +22,18 @@ pub struct RunStats {
     pub wall_seconds: f64,
     pub stepping_seconds: f64,
     pub mesh_seconds: f64,
+    /// Seconds from the command's start to the first step, on each rank (issue 22: they
+    /// fall with the rank count when each rank reads only its part of a partition).
+    #[serde(default)]
+    pub setup_seconds_per_rank: Vec<f64>,
+    /// CPU seconds each rank used until its first step (`/proc/self/stat`): its set-up work,
+    /// whatever its share of the cores.
+    #[serde(default)]
+    pub setup_cpu_seconds_per_rank: Vec<f64>,
+    /// Peak resident memory of each rank's process (`VmHWM` of `/proc/self/status`), bytes;
+    /// 0 where it cannot be read.
+    #[serde(default)]
+    pub peak_memory_per_rank: Vec<u64>,
     pub output_seconds: f64,
     pub cell_updates_per_second: f64,
     pub mass_layer1_start: f64,

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 /// Marks the missing second cell of a boundary edge.
 pub const NO_CELL: u32 = u32::MAX;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Topology {
     pub cell_area: Vec<f64>,
     pub cell_centroid: Vec<[f64; 2]>,

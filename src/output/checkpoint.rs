@@ -454,6 +454,52 @@ fn read_meta_and_run_id(dir: &Path) -> Result<(Meta, String)> {
 pub fn read_state(dir: &Path, meta: &Meta, fingerprint: u64) -> Result<Vec<StoredCell>> {
     let mut state = vec![StoredCell::default(); meta.cells];
     let mut seen = vec![false; meta.cells];
+    visit_state(dir, meta, fingerprint, &mut |g, cell| {
+        if seen[g] {
+            bail!("cell {g} written twice");
+        }
+        seen[g] = true;
+        state[g] = cell;
+        Ok(())
+    })?;
+    if let Some(g) = seen.iter().position(|s| !s) {
+        bail!("checkpoint {}: cell {g} is in no rank file", dir.display());
+    }
+    Ok(state)
+}
+
+/// The checkpoint's cells `wanted` (global ids), in that order: what one rank of a run that
+/// never builds the global mesh needs (issue 22). Every rank file is read, one at a time, so
+/// a rank holds one file and its own cells, never the whole state.
+pub fn read_state_of(dir: &Path, meta: &Meta, fingerprint: u64, wanted: &[u32]) -> Result<Vec<StoredCell>> {
+    let mut index: Vec<(u32, u32)> = wanted.iter().enumerate().map(|(l, &g)| (g, l as u32)).collect();
+    index.sort_unstable();
+    let mut state = vec![StoredCell::default(); wanted.len()];
+    let mut seen = vec![false; wanted.len()];
+    visit_state(dir, meta, fingerprint, &mut |g, cell| {
+        if let Ok(k) = index.binary_search_by_key(&(g as u32), |p| p.0) {
+            let l = index[k].1 as usize;
+            if seen[l] {
+                bail!("cell {g} written twice");
+            }
+            seen[l] = true;
+            state[l] = cell;
+        }
+        Ok(())
+    })?;
+    if let Some(l) = seen.iter().position(|s| !s) {
+        bail!("checkpoint {}: cell {} is in no rank file", dir.display(), wanted[l]);
+    }
+    Ok(state)
+}
+
+/// Every cell of every rank file of the checkpoint, checked, to `put(global id, cell)`.
+fn visit_state(
+    dir: &Path,
+    meta: &Meta,
+    fingerprint: u64,
+    put: &mut dyn FnMut(usize, StoredCell) -> Result<()>,
+) -> Result<()> {
     for rank in 0..meta.ranks {
         let path = rank_file(dir, rank);
         let b = read_regular(&path).with_context(|| format!("cannot read checkpoint file {}", path.display()))?;
@@ -489,10 +535,9 @@ pub fn read_state(dir: &Path, meta: &Meta, fingerprint: u64) -> Result<Vec<Store
         let vals = HEADER + 4 * n;
         for k in 0..n {
             let g = u32_at(HEADER + 4 * k) as usize;
-            if g >= meta.cells || seen[g] {
-                return Err(what(format!("cell {g} out of range or written twice")));
+            if g >= meta.cells {
+                return Err(what(format!("cell {g} out of range")));
             }
-            seen[g] = true;
             let v = |i: usize| {
                 let o = vals + (VALUES * k + i) * fb;
                 if fb == 4 {
@@ -501,13 +546,10 @@ pub fn read_state(dir: &Path, meta: &Meta, fingerprint: u64) -> Result<Vec<Store
                     f64::from_le_bytes(body[o..o + 8].try_into().unwrap())
                 }
             };
-            state[g] = StoredCell::from_array(std::array::from_fn(v));
+            put(g, StoredCell::from_array(std::array::from_fn(v))).map_err(|e| what(format!("{e:#}")))?;
         }
     }
-    if let Some(g) = seen.iter().position(|s| !s) {
-        bail!("checkpoint {}: cell {g} is in no rank file", dir.display());
-    }
-    Ok(state)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -39,16 +39,23 @@ const QUANTITIES: [&str; 8] = ["h1", "h2", "u1", "v1", "u2", "v2", "interface", 
 
 /// The cell of `mesh` that contains `p` (on an edge: the lowest id).
 pub fn locate(mesh: &Mesh, p: [f64; 2]) -> Option<usize> {
-    mesh.triangles.par_iter().position_first(|t| {
-        let [a, b, c] = t.map(|v| mesh.vertices[v as usize]);
-        let cross =
-            |o: [f64; 2], u: [f64; 2], w: [f64; 2]| (u[0] - o[0]) * (w[1] - o[1]) - (u[1] - o[1]) * (w[0] - o[0]);
-        let area = cross(a, b, c).abs();
-        let tol = -1e-12 * area;
-        let (d1, d2, d3) = (cross(a, b, p), cross(b, c, p), cross(c, a, p));
-        // Counter-clockwise triangles (checked meshes are): inside when all three are >= 0.
-        d1 >= tol && d2 >= tol && d3 >= tol
-    })
+    (0..mesh.triangles.len()).into_par_iter().position_first(|t| contains(mesh, t, p))
+}
+
+/// Whether triangle `t` of `mesh` contains `p` (its edges included, with a tolerance).
+fn contains(mesh: &Mesh, t: usize, p: [f64; 2]) -> bool {
+    let [a, b, c] = mesh.triangles[t].map(|v| mesh.vertices[v as usize]);
+    let cross = |o: [f64; 2], u: [f64; 2], w: [f64; 2]| (u[0] - o[0]) * (w[1] - o[1]) - (u[1] - o[1]) * (w[0] - o[0]);
+    let area = cross(a, b, c).abs();
+    let tol = -1e-12 * area;
+    let (d1, d2, d3) = (cross(a, b, p), cross(b, c, p), cross(c, a, p));
+    // Counter-clockwise triangles (checked meshes are): inside when all three are >= 0.
+    d1 >= tol && d2 >= tol && d3 >= tol
+}
+
+fn outside(g: &Gauges, k: usize) -> anyhow::Error {
+    let p = &g.points[k];
+    anyhow!("gauges.points[{k}] ({:?}) at ({}, {}) is outside the domain", p.name, p.at[0], p.at[1])
 }
 
 pub struct GaugeRecorder {
@@ -92,15 +99,52 @@ impl GaugeRecorder {
         owned_global: &[u32],
         resume: Option<(f64, &Path)>,
     ) -> Result<GaugeRecorder> {
-        let resume_at = resume.map(|(t, _)| t);
         let mut cells = Vec::new();
         for (k, p) in g.points.iter().enumerate() {
-            let c = locate(mesh, p.at).ok_or_else(|| {
-                anyhow!("gauges.points[{k}] ({:?}) at ({}, {}) is outside the domain", p.name, p.at[0], p.at[1])
-            })?;
-            cells.push(c);
+            let c = locate(mesh, p.at).ok_or_else(|| outside(g, k))?;
+            cells.push((c, centroid[c]));
         }
-        let local = cells.iter().map(|&c| owned_global.iter().position(|&g| g as usize == c)).collect();
+        Self::at_cells(comm, dir, g, &cells, owned_global, resume)
+    }
+
+    /// As [`GaugeRecorder::new`] on a rank that holds only its owned cells (`piece`, with
+    /// their `centroid` and `owned_global` ids): each rank finds the lowest global id among
+    /// its cells that contain the point, and the lowest over the ranks is the gauge's cell,
+    /// the same one [`locate`] finds in the global mesh. Collective.
+    pub fn new_on_piece(
+        comm: &dyn Comm,
+        dir: &Path,
+        g: &Gauges,
+        piece: &Mesh,
+        centroid: &[[f64; 2]],
+        owned_global: &[u32],
+        resume: Option<(f64, &Path)>,
+    ) -> Result<GaugeRecorder> {
+        let mut cells = Vec::new();
+        for (k, p) in g.points.iter().enumerate() {
+            let mine = (0..piece.triangles.len())
+                .filter(|&l| contains(piece, l, p.at))
+                .min_by_key(|&l| owned_global[l])
+                .map_or([-1.0, 0.0, 0.0], |l| [f64::from(owned_global[l]), centroid[l][0], centroid[l][1]]);
+            let all = comm.all_gather_f64(&mine);
+            let best = all.chunks(3).filter(|c| c[0] >= 0.0).min_by(|a, b| a[0].total_cmp(&b[0]));
+            let c = best.ok_or_else(|| outside(g, k))?;
+            cells.push((c[0] as usize, [c[1], c[2]]));
+        }
+        Self::at_cells(comm, dir, g, &cells, owned_global, resume)
+    }
+
+    /// The recorder of gauges in the global `cells` (with their centroids).
+    fn at_cells(
+        comm: &dyn Comm,
+        dir: &Path,
+        g: &Gauges,
+        cells: &[(usize, [f64; 2])],
+        owned_global: &[u32],
+        resume: Option<(f64, &Path)>,
+    ) -> Result<GaugeRecorder> {
+        let resume_at = resume.map(|(t, _)| t);
+        let local = cells.iter().map(|&(c, _)| owned_global.iter().position(|&g| g as usize == c)).collect();
         let path = dir.join(FILE);
         let file = if comm.is_root() {
             let result = (|| -> Result<File> {
@@ -122,8 +166,7 @@ impl GaugeRecorder {
                     }
                     None => {
                         text.push_str("# pycno gauges: the state of the cell containing each point; u, v velocities (m/s), elevations (m) upwards from the reference level\n");
-                        for (p, &c) in g.points.iter().zip(&cells) {
-                            let m = centroid[c];
+                        for (p, &(c, m)) in g.points.iter().zip(cells) {
                             text.push_str(&format!(
                                 "# gauge {} at ({}, {}): cell {c} (centroid {}, {})\n",
                                 p.name, p.at[0], p.at[1], m[0], m[1]

@@ -245,6 +245,19 @@ pub struct Manifest {
     /// Whole command, mesh included.
     pub seconds: f64,
     pub timings: Timings,
+    /// Whether every rank has a geometry file (`rank_NNNNN.geo`, [`super::geometry`]): a run
+    /// then reads only its own two files and never builds the global mesh. Partitions made
+    /// before issue 22 have none; a run then builds the global mesh, as it did.
+    #[serde(default)]
+    pub rank_geometry: bool,
+    /// Identity of the mesh's source (`mesh_source_id` of the app module, hex): how a run that
+    /// never meshes knows the partition was made for its scenario's mesh.
+    #[serde(default)]
+    pub mesh_source: String,
+    /// Peak resident memory of the `pycno partition` that wrote it (`VmHWM`), bytes; 0 where
+    /// it cannot be read.
+    #[serde(default)]
+    pub peak_memory: u64,
     #[serde(flatten)]
     pub stats: Stats,
 }
@@ -271,12 +284,15 @@ pub fn begin_write(dir: &Path) -> Result<()> {
     }
 }
 
-/// Remove rank files of an earlier partition into more ranks.
+/// Remove rank files (and geometry files) of an earlier partition into more ranks.
 pub fn remove_stale(dir: &Path, ranks: u32) -> Result<()> {
     let entries = fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let index = name.strip_prefix("rank_").and_then(|s| s.strip_suffix(".bin")).and_then(|s| s.parse::<u32>().ok());
+        let index = name
+            .strip_prefix("rank_")
+            .and_then(|s| s.strip_suffix(".bin").or_else(|| s.strip_suffix(".geo")))
+            .and_then(|s| s.parse::<u32>().ok());
         if matches!(index, Some(r) if r >= ranks) {
             fs::remove_file(entry.path()).with_context(|| format!("cannot remove stale {}", entry.path().display()))?;
         }
@@ -317,4 +333,13 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
 pub fn manifest_fingerprint(m: &Manifest) -> Result<u64> {
     u64::from_str_radix(&m.mesh_fingerprint, 16)
         .with_context(|| format!("bad mesh fingerprint {:?} in the manifest", m.mesh_fingerprint))
+}
+
+/// The manifest's mesh source identity as a number (0 in partitions made before issue 22).
+pub fn manifest_source(m: &Manifest) -> Result<u64> {
+    if m.mesh_source.is_empty() {
+        return Ok(0);
+    }
+    u64::from_str_radix(&m.mesh_source, 16)
+        .with_context(|| format!("bad mesh source {:?} in the manifest", m.mesh_source))
 }

@@ -18,6 +18,7 @@
 
 pub mod files;
 pub mod fit;
+pub mod geometry;
 pub mod local;
 pub mod metis;
 pub mod order;

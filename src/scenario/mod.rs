@@ -497,6 +497,12 @@ impl Scenario {
     /// `outer_tags`/`hole_tags` names (numbered from 1 in order of first appearance); a mesh
     /// file's Gmsh physical line names, and every tag by its number (`"3"`).
     pub fn tag_names(&self, mesh: &crate::mesh::Mesh) -> Result<BTreeMap<String, u32>> {
+        self.tag_names_from(&mut mesh.boundary.iter().map(|seg| seg.tag))
+    }
+
+    /// [`Scenario::tag_names`] from the tags of the mesh's boundary segments alone (a rank
+    /// that holds only its part of the mesh has them from its partition files).
+    pub fn tag_names_from(&self, segment_tags: &mut dyn Iterator<Item = u32>) -> Result<BTreeMap<String, u32>> {
         let mut names = BTreeMap::new();
         if let Some(d) = &self.domain {
             for (k, n) in d.tag_names().into_iter().enumerate() {
@@ -504,9 +510,9 @@ impl Scenario {
             }
             return Ok(names);
         }
-        for seg in &mesh.boundary {
-            if seg.tag != 0 {
-                names.insert(seg.tag.to_string(), seg.tag);
+        for tag in segment_tags {
+            if tag != 0 {
+                names.insert(tag.to_string(), tag);
             }
         }
         if let Some(path) = &self.mesh {
@@ -534,11 +540,34 @@ impl Scenario {
                 *lengths.entry(tag).or_insert(0.0) += topo.edge_length[e];
             }
         }
+        let names = self.tag_names(mesh)?;
+        self.boundary_table_of(&names, &lengths)
+    }
+
+    /// [`Scenario::boundary_table`] from the global length of each boundary tag and the tags
+    /// of the mesh's boundary segments, without the mesh (a rank of a partitioned run).
+    pub fn boundary_table_from(
+        &self,
+        lengths: &[(u32, f64)],
+        segment_tags: &[u32],
+    ) -> Result<crate::solver::layout::Boundaries> {
+        if self.boundaries.is_empty() {
+            return Ok(Default::default());
+        }
+        let names = self.tag_names_from(&mut segment_tags.iter().copied())?;
+        self.boundary_table_of(&names, &lengths.iter().copied().collect())
+    }
+
+    fn boundary_table_of(
+        &self,
+        names: &BTreeMap<String, u32>,
+        lengths: &BTreeMap<u32, f64>,
+    ) -> Result<crate::solver::layout::Boundaries> {
         let source = match &self.mesh {
             Some(p) => format!("the mesh {}", p.display()),
             None => "the domain".to_string(),
         };
-        boundaries::table(&self.boundaries, &self.tag_names(mesh)?, &lengths, &self.physics.reference(), &source)
+        boundaries::table(&self.boundaries, names, lengths, &self.physics.reference(), &source)
     }
 
     pub fn from_json(text: &str) -> Result<Scenario> {

@@ -32,6 +32,28 @@ pub const RUN_LAYOUT_BYTES_PER_CELL: [f64; 2] = [215.0, 390.0];
 /// The program itself, its thread stacks and allocator slack.
 pub const BASE_BYTES: f64 = 16e6;
 
+/// This process's peak resident memory so far (`VmHWM` of `/proc/self/status`), in bytes;
+/// `None` where it cannot be read (not Linux).
+pub fn peak_resident() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+/// CPU seconds (user and system, all threads) this process has used so far, from
+/// `/proc/self/stat` (in USER_HZ ticks, 100 per second on Linux); `None` where it cannot be
+/// read. On oversubscribed cores it measures a rank's work where wall-clock seconds measure
+/// its share of the cores.
+pub fn cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command name (which may hold spaces) in parentheses.
+    let rest = &text[text.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let (utime, stime): (u64, u64) = (f.get(11)?.parse().ok()?, f.get(12)?.parse().ok()?);
+    Some((utime + stime) as f64 / 100.0)
+}
+
 /// Memory the kernel says can still be given to programs without swapping
 /// (`MemAvailable` of `/proc/meminfo`), in bytes; `None` where it cannot be read.
 pub fn available() -> Option<u64> {

@@ -102,6 +102,25 @@ pub fn restart_state(r: &Restart, pm: &PreparedMesh) -> Result<Vec<StoredCell>> 
     checkpoint::read_state(&r.dir, &r.meta, fingerprint)
 }
 
+/// As [`restart_state`] on a rank that holds only its part of the mesh (`pm` its piece): the
+/// checkpoint's cells of `sub`'s local cells, in local order, read by global id; the
+/// checkpoint is checked against the global mesh's fingerprint and size the partition files
+/// carry.
+pub fn restart_state_of(r: &Restart, pm: &PreparedMesh, sub: &crate::partition::Submesh) -> Result<Vec<StoredCell>> {
+    let fingerprint = pm.fingerprint();
+    if r.meta.mesh_fingerprint != files::fingerprint_hex(fingerprint) || r.meta.cells != sub.global_cells as usize {
+        bail!(
+            "checkpoint {} was made on another mesh ({} cells, fingerprint {}; this scenario's mesh: {} cells, {})",
+            r.dir.display(),
+            r.meta.cells,
+            r.meta.mesh_fingerprint,
+            sub.global_cells,
+            files::fingerprint_hex(fingerprint)
+        );
+    }
+    checkpoint::read_state_of(&r.dir, &r.meta, fingerprint, &sub.global_cell)
+}
+
 /// When and where a run writes checkpoints.
 pub struct Checkpoints {
     root: PathBuf,

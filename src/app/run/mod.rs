@@ -34,7 +34,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use checkpoints::{load_restart, restart_state, Checkpoints};
 use clap::ValueEnum;
 use observers::{Faults, Frames, Gauges, Observer, ProgressLine, RunContext, RunRecord, StepDone};
-use part::{make_backend, rank_submesh, RankPart};
+use part::{local_partition, make_backend, rank_submesh, GlobalSize, RankPart};
 use report::{diagnose, max_over_ranks};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -116,6 +116,8 @@ pub struct RunOptions {
     pub manifest: Option<Arc<Manifest>>,
     /// Set by [`run`]: the checkpoint directory a restart resumes (its max maps).
     pub resume_dir: Option<PathBuf>,
+    /// Set by [`run`]: when the command began, for the set-up seconds in stats.json.
+    pub started: Option<Instant>,
 }
 
 impl Default for RunOptions {
@@ -144,6 +146,7 @@ impl Default for RunOptions {
             run_id: None,
             manifest: None,
             resume_dir: None,
+            started: None,
         }
     }
 }
@@ -202,12 +205,24 @@ pub struct Setup<'a> {
     pub earlier_output: Option<&'a Path>,
     /// The boundary table (`scenario.boundaries` on this mesh).
     pub boundaries: crate::solver::layout::Boundaries,
+    /// `Some`: this rank holds only its part of the mesh (read from its partition files), and
+    /// `pm`, `depth` and `cells` are its local ones; the global mesh's size.
+    pub piece: Option<GlobalSize>,
 }
 
 impl<'a> Setup<'a> {
     /// A run from the start (no checkpoint).
     pub fn new(scenario: &'a Scenario, pm: &'a PreparedMesh, depth: &'a [f64], cells: &'a [StoredCell]) -> Setup<'a> {
-        Setup { scenario, pm, depth, cells, resume: None, earlier_output: None, boundaries: Default::default() }
+        Setup {
+            scenario,
+            pm,
+            depth,
+            cells,
+            resume: None,
+            earlier_output: None,
+            boundaries: Default::default(),
+            piece: None,
+        }
     }
 }
 
@@ -281,16 +296,32 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
         (None, Some(p)) => p.display().to_string(),
         (None, None) => "the paper benchmark".into(),
     };
-    let pm = agree(comm, scenario_mesh(&s).with_context(|| source.clone()))?;
+    // With a partition directory that has geometry files, each rank reads only its own part
+    // and never builds the global mesh: its prepared mesh is its piece, and the depth, the
+    // initial state and a restart's state are evaluated or read for its cells only.
+    let local = local_partition(opts, &s, comm)?;
+    let (pm, piece, local_sub, tags) = match local {
+        Some(l) => {
+            let g = l.geometry;
+            let size = GlobalSize { cells: l.submesh.global_cells as usize, edges: l.submesh.global_edges as usize };
+            let pm = PreparedMesh::rank_piece(g.piece, g.topo, g.mesh_fingerprint, l.seconds);
+            (pm, Some(size), Some(l.submesh), Some((g.tag_lengths, g.segment_tags)))
+        }
+        None => (agree(comm, scenario_mesh(&s).with_context(|| source.clone()))?, None, None, None),
+    };
     // Refuse a run that cannot fit before its arrays are allocated (an abort otherwise).
     agree(comm, check_run_fits(pm.topo.num_cells(), opts.precision.float_bytes(), comm.node_rank().1))?;
     let (depth, state) = agree(comm, initial::evaluate(&s, &pm.topo.cell_centroid).with_context(|| source.clone()))?;
-    let cells = match &restart {
-        Some(r) => agree(comm, restart_state(r, &pm))?,
-        None => stored_cells(&s, &depth, &state),
+    let cells = match (&restart, &local_sub) {
+        (Some(r), Some(sub)) => agree(comm, checkpoints::restart_state_of(r, &pm, sub))?,
+        (Some(r), None) => agree(comm, restart_state(r, &pm))?,
+        (None, _) => stored_cells(&s, &depth, &state),
     };
     let choice = agree(comm, choose_backend(opts.backend, !comm.is_root()))?;
-    let submesh = agree(comm, rank_submesh(opts, &pm, comm))?;
+    let submesh = match local_sub {
+        Some(sub) => Some(sub),
+        None => agree(comm, rank_submesh(opts, &pm, comm))?,
+    };
     // Now the output directory: an earlier run's results go (with --overwrite), the list of
     // this run's files starts, and the resolved scenario is saved first.
     let manifest = if writes && comm.is_root() {
@@ -310,11 +341,17 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     opts.run_id = Some(run_id);
     opts.manifest = Some(manifest.clone());
     opts.resume_dir = restart.as_ref().map(|r| r.dir.clone());
-    let boundaries = agree(comm, s.boundary_table(&pm.mesh, &pm.topo).with_context(|| source.clone()))?;
+    opts.started = Some(wall);
+    let boundaries = match &tags {
+        Some((lengths, segments)) => s.boundary_table_from(lengths, segments),
+        None => s.boundary_table(&pm.mesh, &pm.topo),
+    };
+    let boundaries = agree(comm, boundaries.with_context(|| source.clone()))?;
     let setup = Setup {
         resume: restart.as_ref().map(|r| &r.meta),
         earlier_output: restart.as_ref().and_then(|r| r.earlier_output.as_deref()),
         boundaries,
+        piece,
         ..Setup::new(&s, &pm, &depth, &cells)
     };
     let mut stats = simulate(&setup, &opts, choice, comm, submesh)?;
@@ -376,7 +413,7 @@ pub fn simulate(
     submesh: Option<crate::partition::Submesh>,
 ) -> Result<RunStats> {
     let (s, pm, resume) = (setup.scenario, setup.pm, setup.resume);
-    let part = agree(comm, RankPart::new(pm, setup.depth, submesh))?;
+    let part = agree(comm, RankPart::new(pm, setup.depth, submesh, setup.piece))?;
     let mut backend = agree(comm, make_backend(choice, opts.precision, setup, &part, comm.node_rank().0))?;
     if opts.kernel_timing {
         backend.enable_kernel_timing();
@@ -446,7 +483,12 @@ pub fn simulate(
         // written them to another output directory.
         let earlier = setup.earlier_output.unwrap_or(&s.output.dir).join(crate::output::gauges::FILE);
         let at = resume.map(|r| (r.time, earlier.as_path()));
-        let recorder = GaugeRecorder::new(comm, &s.output.dir, g, &pm.mesh, &pm.topo.cell_centroid, &part.global, at);
+        let recorder = if part.piece {
+            let centroid = &pm.topo.cell_centroid[..part.global.len()];
+            GaugeRecorder::new_on_piece(comm, &s.output.dir, g, &pm.mesh, centroid, &part.global, at)
+        } else {
+            GaugeRecorder::new(comm, &s.output.dir, g, &pm.mesh, &pm.topo.cell_centroid, &part.global, at)
+        };
         let recorder = agree(comm, recorder)?.in_f32(opts.precision == Precision::F32);
         let before = resume.map_or(&[][..], |r| &r.boundary_budget[..]);
         let mut gauges = Gauges::new(recorder.with_boundaries(comm, g, &setup.boundaries, before)?);
@@ -507,8 +549,8 @@ pub fn simulate(
     progress.println(&format!(
         "{}: {} cells, {} edges, {} on {}{}",
         s.name,
-        pm.topo.num_cells(),
-        pm.topo.num_edges(),
+        part.global_cells,
+        part.global_edges,
         backend.precision(),
         backend.describe(),
         ranks_note
@@ -545,6 +587,8 @@ pub fn simulate(
     // The last output written: (index, time); frame `done` is the last one before this
     // process started (frame 0 at t = 0 for a new run).
     let mut last_out = (done, t_start);
+    let setup_seconds = opts.started.map_or(0.0, |t| t.elapsed().as_secs_f64());
+    let setup_cpu_seconds = crate::util::memory::cpu_seconds().unwrap_or(0.0);
     let result = step_loop_with(backend.as_mut(), comm, edges.as_mut(), &plan, &mut |b, ev| {
         match ev {
             Event::Step { step, time, dt, dt_min, dt_max, clipped, .. } => {
@@ -607,7 +651,9 @@ pub fn simulate(
         Err(e) => return Err(diagnose(e, backend.as_mut(), &run)),
     };
 
-    let walls = pm.topo.edge_cells.iter().filter(|c| c[1] == crate::mesh::NO_CELL).count();
+    let count_walls = || pm.topo.edge_cells.iter().filter(|c| c[1] == crate::mesh::NO_CELL).count();
+    // A rank's piece holds the owned side of its walls only: every wall once over the ranks.
+    let walls = if part.piece { comm.sum_u64(count_walls() as u64) as usize } else { count_walls() };
     let float_bytes = opts.precision.float_bytes();
     let kernels = backend
         .kernel_seconds()?
@@ -625,7 +671,7 @@ pub fn simulate(
         .collect();
     let end_state = agree(comm, backend.state())?;
     let (m1_end, m2_end) = layer_masses(&end_state, &part.area);
-    let cells = pm.topo.num_cells();
+    let cells = part.global_cells;
     let steps_here = ls.steps - first_step;
     // Per-rank phase times, and the slowest rank's stepping time (the run's).
     let per_rank = comm.all_gather_f64(&[&ls.phases.to_array()[..], &[ls.stepping_seconds]].concat());
@@ -649,7 +695,7 @@ pub fn simulate(
         name: s.name.clone(),
         version: env!("CARGO_PKG_VERSION").into(),
         cells,
-        edges: pm.topo.num_edges(),
+        edges: part.global_edges,
         steps: ls.steps,
         t_end: ls.time,
         dt_min: if r.dt_min.is_finite() { r.dt_min } else { 0.0 },
@@ -669,7 +715,7 @@ pub fn simulate(
         restarted_from: resume.map(|r| r.step),
         output_dir: s.output.dir.clone(),
         hyperbolicity_fallbacks: fallbacks,
-        hyperbolicity_fallback_fraction: fallbacks as f64 / (ls.steps as f64 * pm.topo.num_edges() as f64).max(1.0),
+        hyperbolicity_fallback_fraction: fallbacks as f64 / (ls.steps as f64 * part.global_edges as f64).max(1.0),
         backend: backend.name().into(),
         device: backend.describe(),
         precision: backend.precision().into(),
@@ -682,6 +728,13 @@ pub fn simulate(
         outputs: if write_vtk { run.series.frames().len() } else { 0 },
         state_checksum: format!("{checksum:016x}"),
         kernels,
+        setup_seconds_per_rank: comm.all_gather_f64(&[setup_seconds]),
+        setup_cpu_seconds_per_rank: comm.all_gather_f64(&[setup_cpu_seconds]),
+        peak_memory_per_rank: comm
+            .all_gather_f64(&[crate::util::memory::peak_resident().unwrap_or(0) as f64])
+            .into_iter()
+            .map(|b| b as u64)
+            .collect(),
         ..Default::default()
     })
 }

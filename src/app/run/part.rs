@@ -7,8 +7,10 @@ use super::{BackendChoice, Precision, RunOptions, Setup};
 use crate::app::PreparedMesh;
 use crate::comm::{agree, Comm};
 use crate::mesh::Mesh;
+use crate::partition::geometry::{self, RankGeometry};
 use crate::partition::{files, fit, metis, submesh, Submesh};
 use crate::physics::Model;
+use crate::scenario::Scenario;
 use crate::solver::cuda::{self, CudaBackend, CudaReal};
 use crate::solver::{Backend, CpuBackend, Layout};
 use anyhow::{bail, Context, Result};
@@ -34,6 +36,94 @@ pub fn choose_backend(choice: BackendChoice, quiet: bool) -> Result<BackendChoic
     }
 }
 
+/// The global mesh's size, on a rank that holds only its part of it (its prepared mesh is
+/// then the rank's piece: owned cells as `mesh`, owned and receive-block cells as `topo`).
+#[derive(Clone, Copy, Debug)]
+pub struct GlobalSize {
+    pub cells: usize,
+    pub edges: usize,
+}
+
+/// What a rank reads of a partition directory with geometry files: its submesh and geometry,
+/// and nothing global.
+pub struct LocalPartition {
+    pub submesh: Submesh,
+    pub geometry: RankGeometry,
+    pub seconds: f64,
+}
+
+/// This rank's part read from `--partition DIR` alone, without the global mesh (issue 22):
+/// `None` (the caller builds the global mesh, as before) for a directory made before the
+/// geometry files, or a run that writes NetCDF (the one output still written from the global
+/// mesh). Checks that the partition was made for the scenario's mesh (by the identity of its
+/// source, as the fingerprint needs the global mesh) and for this many ranks, and that the
+/// ranks' files belong to one partition. Collective.
+pub fn local_partition(opts: &RunOptions, s: &Scenario, comm: &dyn Comm) -> Result<Option<LocalPartition>> {
+    let Some(dir) = &opts.partition else { return Ok(None) };
+    let clock = std::time::Instant::now();
+    let (rank, size) = (comm.rank(), comm.size());
+    let m = agree(comm, files::read_manifest(dir))?;
+    if !m.rank_geometry || s.output.netcdf {
+        if comm.is_root() && !opts.quiet {
+            log::info!(
+                "{}: every rank builds the global mesh ({})",
+                dir.display(),
+                if s.output.netcdf {
+                    "NetCDF output is written from it"
+                } else {
+                    "the partition has no geometry files; partition again to read only each rank's part"
+                }
+            );
+        }
+        return Ok(None);
+    }
+    agree(comm, ranks_match(dir, m.stats.ranks, size))?;
+    let made_for = agree(comm, files::manifest_source(&m))?;
+    let source = agree(comm, crate::app::mesh_source_id(s))?;
+    if made_for != source {
+        let r: Result<()> = Err(anyhow::anyhow!(
+            "partition directory {} was made for another mesh than this scenario's ({}; this scenario's mesh source: {}): partition this scenario's mesh again with pycno partition",
+            dir.display(),
+            m.source,
+            files::fingerprint_hex(source)
+        ));
+        // Every rank knows; one reports.
+        agree(comm, if comm.is_root() { r } else { Ok(()) })?;
+        bail!("partition made for another mesh");
+    }
+    let fingerprint = agree(comm, files::manifest_fingerprint(&m))?;
+    let sub = agree(comm, files::read_rank(dir, rank as u32, fingerprint, size as u32))?;
+    let geo = agree(
+        comm,
+        geometry::read_geometry(dir, rank as u32).and_then(|g| {
+            g.fits(&sub).with_context(|| {
+                format!(
+                    "partition directory {}: rank {rank}'s files do not belong to one partition ({}): partition again with pycno partition, or find the odd file with pycno partition --check {}",
+                    dir.display(),
+                    geometry::geometry_file(dir, rank as u32).display(),
+                    dir.display()
+                )
+            })?;
+            if g.source_id != source {
+                bail!("{}: made for another mesh", geometry::geometry_file(dir, rank as u32).display());
+            }
+            Ok(g)
+        }),
+    )?;
+    check_fit(dir, &sub, comm)?;
+    Ok(Some(LocalPartition { submesh: sub, geometry: geo, seconds: clock.elapsed().as_secs_f64() }))
+}
+
+fn ranks_match(dir: &std::path::Path, made_for: usize, size: usize) -> Result<()> {
+    if made_for != size {
+        bail!(
+            "partition directory {} was made for {made_for} ranks, but this run has {size}: start it with `mpirun -np {made_for}`, or partition again with --ranks {size}",
+            dir.display(),
+        );
+    }
+    Ok(())
+}
+
 /// This rank's cells: where its owned cells sit in the global mesh, and what output needs
 /// of them.
 pub struct RankPart {
@@ -47,11 +137,41 @@ pub struct RankPart {
     pub area: Vec<f64>,
     /// The submesh (several ranks), for the halo exchange.
     pub submesh: Option<Submesh>,
+    /// The global mesh's cells and edges.
+    pub global_cells: usize,
+    pub global_edges: usize,
+    /// The prepared mesh is this rank's piece ([`GlobalSize`]), not the global mesh.
+    pub piece: bool,
 }
 
 impl RankPart {
     /// The whole mesh on one rank, or this rank's submesh of it.
-    pub fn new(pm: &PreparedMesh, depth: &[f64], submesh: Option<Submesh>) -> Result<RankPart> {
+    /// With `piece` (a rank that holds only its part), `pm` and `depth` are the rank's local
+    /// ones.
+    pub fn new(
+        pm: &PreparedMesh,
+        depth: &[f64],
+        submesh: Option<Submesh>,
+        piece: Option<GlobalSize>,
+    ) -> Result<RankPart> {
+        if let (Some(size), Some(sub)) = (piece, &submesh) {
+            let n = sub.n_owned;
+            if depth.len() != sub.num_cells() || pm.topo.num_cells() != sub.num_cells() {
+                bail!("rank {}: {} depths for {} local cells", sub.rank, depth.len(), sub.num_cells());
+            }
+            return Ok(RankPart {
+                layout_cells: sub.num_cells(),
+                global: sub.global_cell[..n].to_vec(),
+                mesh: None,
+                depth: depth[..n].to_vec(),
+                area: pm.topo.cell_area[..n].to_vec(),
+                submesh,
+                global_cells: size.cells,
+                global_edges: size.edges,
+                piece: true,
+            });
+        }
+        let (global_cells, global_edges) = (pm.topo.num_cells(), pm.topo.num_edges());
         let Some(sub) = submesh else {
             let n = pm.topo.num_cells();
             return Ok(RankPart {
@@ -61,6 +181,9 @@ impl RankPart {
                 depth: depth.to_vec(),
                 area: pm.topo.cell_area.clone(),
                 submesh: None,
+                global_cells,
+                global_edges,
+                piece: false,
             });
         };
         let owned = |global: &[f64]| -> Result<Vec<f64>> {
@@ -75,6 +198,9 @@ impl RankPart {
             depth: owned(depth)?,
             area: owned(&pm.topo.cell_area)?,
             submesh: Some(sub),
+            global_cells,
+            global_edges,
+            piece: false,
         })
     }
 
@@ -92,14 +218,7 @@ pub fn rank_submesh(opts: &RunOptions, pm: &PreparedMesh, comm: &dyn Comm) -> Re
     let fingerprint = pm.fingerprint();
     if let Some(dir) = &opts.partition {
         let m = files::read_manifest(dir)?;
-        if m.stats.ranks != size {
-            bail!(
-                "partition directory {} was made for {} ranks, but this run has {size}: start it with `mpirun -np {}`, or partition again with --ranks {size}",
-                dir.display(),
-                m.stats.ranks,
-                m.stats.ranks
-            );
-        }
+        ranks_match(dir, m.stats.ranks, size)?;
         let sub = agree(comm, files::read_rank(dir, rank as u32, fingerprint, size as u32))?;
         check_fit(dir, &sub, comm)?;
         return Ok(Some(sub));
@@ -141,7 +260,7 @@ fn check_fit(dir: &std::path::Path, sub: &Submesh, comm: &dyn Comm) -> Result<()
 }
 
 /// A backend of the chosen kind and precision over this rank's layout, built from the
-/// setup's global depth and state. `node_rank` picks the GPU: one rank per GPU, by
+/// setup's depth and state (global, or the rank's own when it holds only its piece). `node_rank` picks the GPU: one rank per GPU, by
 /// node-local rank.
 pub fn make_backend(
     choice: BackendChoice,
@@ -167,6 +286,13 @@ fn backend_in<T: CudaReal>(
     let rest = setup.scenario.physics.reference();
     let mut layout = match &part.submesh {
         None => Layout::<T>::from_stored(topo, depth, cells, &rest),
+        // A rank's piece: its topology, depth and state are already local.
+        Some(sub) if part.piece => {
+            let mut lay = Layout::<T>::from_stored(topo, depth, cells, &rest);
+            lay.n_owned = sub.n_owned;
+            lay.n_local_edges = sub.n_local_edges;
+            lay
+        }
         Some(sub) => sub.layout::<T>(topo, depth, cells, &rest)?,
     };
     let table = &setup.boundaries;
@@ -174,6 +300,7 @@ fn backend_in<T: CudaReal>(
         // The layout's edges in its own order: the whole mesh's, or the rank's local ones.
         match &part.submesh {
             None => layout.set_boundaries(&topo.edge_tag, table),
+            Some(_) if part.piece => layout.set_boundaries(&topo.edge_tag, table),
             Some(sub) => layout.set_boundaries(&sub.local_topology(topo)?.edge_tag, table),
         }
     }

@@ -56,7 +56,8 @@ pub fn diagnose(e: anyhow::Error, b: &mut dyn Backend, run: &RunContext) -> anyh
         Some(c) => {
             let s = st[c];
             let g = global[c] as usize;
-            let p = run.pm.topo.cell_centroid[g];
+            // A rank's piece has its cells in local order; the global mesh in global order.
+            let p = run.pm.topo.cell_centroid[if run.part.piece { c } else { g }];
             let on_rank = if comm.size() > 1 { format!(" on rank {}", comm.rank()) } else { String::new() };
             Err(anyhow!(
                 "{bu}: {total} cells went unphysical; first is cell {g}{on_rank} at (x = {}, y = {}): h1 = {}, h2 = {}, q1 = ({}, {}), q2 = ({}, {}){saved}",
