@@ -4,7 +4,9 @@
 use super::backend::{Backend, Health, StepContext};
 use super::layout::{add_to_budget, budget_per_entry, Layout, BOUNDARY};
 use crate::physics::extremes::{self, Arrival, WIDTH};
-use crate::physics::reconstruct::{self, ghost_vars, limited_gradients, vars, wet, ACROSS_WALL, VARS};
+use crate::physics::reconstruct::{
+    self, edge_boundary_flux, edge_flux, ghost_vars, limited_gradients, vars, wet, ACROSS_WALL, VARS,
+};
 use crate::physics::{
     add_compensated, boundary_flux, numerical_flux, settle, source, CellState, Model, Real, Side, StoredCell,
 };
@@ -170,7 +172,7 @@ impl<T: Real> CpuBackend<T> {
                 let sum = |layer: usize, m: usize| acc[layer][c][m] + acc[2 + layer][c][m] + acc[4 + layer][c][m];
                 let mut total = [[sum(0, 0), sum(0, 1), sum(0, 2)], [sum(1, 0), sum(1, 1), sum(1, 2)]];
                 if order2 {
-                    let u = vars(*a, *b);
+                    let u = [a[0] + b[0], a[1], a[2], b[0], b[1], b[2]];
                     let extra = reconstruct::interior(&model, &u, a[3], b[3], &grads[c], &stencil[c]);
                     for m in 1..3 {
                         total[0][m] = total[0][m] + extra[m];
@@ -262,14 +264,21 @@ impl<T: Real> Backend for CpuBackend<T> {
                 let len = (nl[0] * nl[0] + nl[1] * nl[1]).sqrt();
                 let n = [nl[0] / len, nl[1] / len];
                 let (i, si) = (i as usize, si as usize);
-                // At second order both sides are the cells' reconstructed edge values.
-                let wi = if order2 { face_side(faces, i, si, lay.v1[i][3]) } else { side(lay.v1[i], lay.v2[i]) };
-                let f = if j == BOUNDARY {
+                let wi = side(lay.v1[i], lay.v2[i]);
+                let f = if order2 {
+                    // Both sides the cells' reconstructed edge values (physics/reconstruct.rs).
+                    let fi = face_side(faces, i, si, lay.v1[i][3]);
+                    if j == BOUNDARY {
+                        edge_boundary_flux(&m, &lay.boundaries[sj as usize], &fi, &wi, n, t)
+                    } else {
+                        let (j, sj) = (j as usize, sj as usize);
+                        let fj = face_side(faces, j, sj, lay.v1[j][3]);
+                        edge_flux(&m, &fi, &fj, &wi, &side(lay.v1[j], lay.v2[j]), n)
+                    }
+                } else if j == BOUNDARY {
                     boundary_flux(&m, &lay.boundaries[sj as usize], &wi, n, t)
                 } else {
-                    let (j, sj) = (j as usize, sj as usize);
-                    let wj = if order2 { face_side(faces, j, sj, lay.v1[j][3]) } else { side(lay.v1[j], lay.v2[j]) };
-                    numerical_flux(&m, &wi, &wj, n)
+                    numerical_flux(&m, &wi, &side(lay.v1[j as usize], lay.v2[j as usize]), n)
                 };
                 let z = len * f.speed;
                 // SAFETY: check_slots proved that (si, i) and (sj, j) belong to this edge alone.
@@ -338,17 +347,18 @@ impl<T: Real> Backend for CpuBackend<T> {
             .enumerate()
             .with_min_len(4096)
             .for_each(|(c, ((g, f1), f2))| {
-                let u = vars(lay.v1[c], lay.v2[c]);
+                let u = vars(&m, lay.v1[c], lay.v2[c]);
+                let stored = [lay.v1[c][0], lay.v1[c][1], lay.v1[c][2], lay.v2[c][0], lay.v2[c][1], lay.v2[c][2]];
                 let depth = lay.v1[c][3];
                 let st = &lay.stencil[c];
-                let mut all_wet = wet(&m, &u, depth);
+                let mut all_wet = wet(&m, lay.v1[c], lay.v2[c]);
                 let mut nb = [u; 3];
                 for k in 0..3 {
                     let o = lay.across[c][k];
                     if o >= 0 {
                         let o = o as usize;
-                        nb[k] = vars(lay.v1[o], lay.v2[o]);
-                        all_wet &= wet(&m, &nb[k], lay.v1[o][3]);
+                        nb[k] = vars(&m, lay.v1[o], lay.v2[o]);
+                        all_wet &= wet(&m, lay.v1[o], lay.v2[o]);
                     } else {
                         let ln = st.ln[k];
                         let len = (ln[0] * ln[0] + ln[1] * ln[1]).sqrt();
@@ -357,7 +367,7 @@ impl<T: Real> Backend for CpuBackend<T> {
                 }
                 *g = limited_gradients(&m, &u, depth, &nb, all_wet, st);
                 for k in 0..3 {
-                    let f = reconstruct::face(&u, g, st.r[k]);
+                    let f = reconstruct::face(&m, &stored, &u, g, st.r[k], depth);
                     f1[3 * k..3 * k + 3].copy_from_slice(&f[0..3]);
                     f2[3 * k..3 * k + 3].copy_from_slice(&f[3..6]);
                 }
