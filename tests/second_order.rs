@@ -5,6 +5,7 @@
 
 mod common;
 #[path = "common/two_layer_1d.rs"]
+#[allow(dead_code)]
 mod two_layer_1d;
 use common::ocean::max_speed;
 use common::{masses, plan, scenario};
@@ -17,7 +18,6 @@ use pycno::solver::{Backend, CpuBackend, Layout};
 
 struct Outcome {
     pm: PreparedMesh,
-    depth: Vec<f64>,
     start: Vec<CellState>,
     end: Vec<CellState>,
     stats: LoopStats,
@@ -39,7 +39,7 @@ fn run_from<T: Real>(s: &Scenario, max_steps: Option<u64>, state: Option<&dyn Fn
     let start = b.state().unwrap();
     let stats = step_loop(&mut b, &Single, &plan(s, max_steps), &mut |_, _| Ok(())).expect("run");
     let end = b.state().unwrap();
-    Outcome { pm, depth, start, end, stats }
+    Outcome { pm, start, end, stats }
 }
 
 /// Water at rest over a seamount (flat interface at -2, flat surface at 0).

@@ -52,6 +52,9 @@
 //! the cell; `h_c` the cell mean, which a linear reconstruction keeps at the centroid). It is
 //! zero where the gradients are, so at rest and in first-order cells.
 
+// Index loops, as in the CUDA mirror (`kernels/reconstruct.cuh`, to come), line by line.
+#![allow(clippy::needless_range_loop)]
+
 use super::boundary::{boundary_flux, Boundary};
 use super::flux::{numerical_flux, EdgeFlux, Side};
 use super::{Model, Real};

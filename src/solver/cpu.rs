@@ -332,6 +332,7 @@ impl<T: Real> Backend for CpuBackend<T> {
         self.stage_update(step, true)
     }
 
+    #[allow(clippy::needless_range_loop)]
     fn reconstruct(&mut self) -> Result<()> {
         if self.order != 2 {
             return Ok(());
