@@ -226,7 +226,7 @@ fn channel_strips(out: &Outcome, bins: usize) -> Vec<f64> {
 /// reference's (the first order's are 2 cells off), each layer's mass conserved to rounding,
 /// no thickness negative.
 #[test]
-fn internal_dam_break_is_three_times_sharper_at_order_2() {
+fn internal_dam_break_is_twice_as_sharp_at_order_2() {
     let dx = 0.03;
     let bins = (LENGTH / dx).round() as usize;
     let fine = 3000;
