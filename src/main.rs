@@ -144,6 +144,10 @@ enum Command {
         /// Time each GPU kernel and report bandwidth against the card's copy bandwidth.
         #[arg(long)]
         profile: bool,
+        /// Order of the scheme (`physics.order`): 1, or 2 (second order in space and time;
+        /// the CPU backend only, so far).
+        #[arg(long, default_value_t = 1)]
+        order: u32,
     },
     /// Write a shipped example scenario to start from (with the mesh files it reads); with
     /// no NAME, list them.
@@ -325,8 +329,8 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
         }
         Command::Schema => println!("{}", pycno::app::schema::scenario_schema()),
         Command::Plot { .. } => unreachable!("handled in main"),
-        Command::Bench { cells, precision, repeat, t_end, json, backend, profile } => {
-            let opts = BenchOptions { cells, precision, repeat, t_end, backend, profile };
+        Command::Bench { cells, precision, repeat, t_end, json, backend, profile, order } => {
+            let opts = BenchOptions { cells, precision, repeat, t_end, backend, profile, order };
             opts.validate()?;
             if !json {
                 println!("paper benchmark to t = {t_end}, {precision:?}, backend {backend:?}, {} CPU threads, median of {repeat}", rayon::current_num_threads());

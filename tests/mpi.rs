@@ -243,3 +243,39 @@ fn a_rank_that_stops_answering_ends_the_job_under_the_watchdog() {
         assert_fails_with(&o, &[&format!("--watchdog {}", bad.replace("nan", "NaN"))]);
     }
 }
+
+/// Second order (issue 21, `physics.order = 2`): N ranks equal one rank bit for bit (the
+/// reconstructed edge values of the send block go to the neighbours in a second exchange per
+/// stage, over the same plan).
+#[test]
+fn second_order_n_ranks_equal_one_rank_bit_for_bit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("order2.json");
+    std::fs::write(
+        &scenario,
+        r#"{
+        "name": "dambreak",
+        "domain": { "outer": [[-5,-5],[5,-5],[5,5],[-5,5]] },
+        "resolution": { "cells": 3000 },
+        "bathymetry": { "type": "constant", "depth": 5.0 },
+        "initial": { "type": "circular_dam_break" },
+        "physics": { "order": 2 },
+        "time": { "end": 0.1, "output_interval": 0.05 }
+    }"#,
+    )
+    .unwrap();
+    let sc = scenario.to_str().unwrap();
+    let run = |np: usize, name: &str| {
+        let dir = tmp.path().join(name);
+        ok(mpirun(np, &["run", sc, "--backend", "cpu", "-q", "--out", dir.to_str().unwrap()], &[]));
+        stats(&dir)
+    };
+    let s1 = run(1, "one");
+    for np in [2usize, 3, 7] {
+        let s = run(np, &format!("ranks_{np}"));
+        assert_eq!(s["ranks"], np);
+        assert_eq!(s["steps"], s1["steps"]);
+        assert_eq!(s["state_checksum"], s1["state_checksum"], "order 2, {np} ranks");
+    }
+    eprintln!("order 2: {} steps, state checksum {} on 1, 2, 3 and 7 ranks", s1["steps"], s1["state_checksum"]);
+}

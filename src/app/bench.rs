@@ -17,6 +17,8 @@ pub struct BenchOptions {
     pub backend: BackendChoice,
     /// Per-kernel times and bandwidth (GPU).
     pub profile: bool,
+    /// `physics.order` of the benchmark's scenario (1 or 2).
+    pub order: u32,
 }
 
 /// The longest simulated time `bench` runs: the benchmark times the paper's first tenth of a
@@ -43,6 +45,7 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Resul
     for &n in &opts.cells {
         let mut s = Scenario::paper_benchmark(n);
         s.time.end = opts.t_end;
+        s.physics.order = opts.order;
         s.validate()?;
         crate::util::memory::check_run_fits(n as usize, opts.precision.float_bytes(), 1)?;
         let pm = scenario_mesh(&s)?;

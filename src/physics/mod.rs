@@ -14,6 +14,7 @@ pub mod flux;
 pub mod forcing;
 pub mod model;
 pub mod real;
+pub mod reconstruct;
 pub mod source;
 pub mod state;
 pub mod wetdry;

@@ -62,6 +62,11 @@ pub struct Physics {
     /// GeoClaw's); edges where a layer is thinner than ten times this take the dry-aware flux.
     #[serde(default = "default_dry_tolerance")]
     pub dry_tolerance: f64,
+    /// Order of accuracy in space and time: 1 (the paper's scheme, the default) or 2 (limited
+    /// piecewise-linear reconstruction, `physics/reconstruct.rs`, with the path-conservative
+    /// cell-interior term, and two-stage SSP-RK2 (Heun) in time, with the same CFL number).
+    #[serde(default = "default_order", skip_serializing_if = "is_one")]
+    pub order: u32,
 }
 
 /// A rest state: a flat free surface and a flat interface, as elevations (m) above the
@@ -138,6 +143,12 @@ fn default_gamma() -> f64 {
 fn default_dry_tolerance() -> f64 {
     1e-3
 }
+fn default_order() -> u32 {
+    1
+}
+fn is_one(x: &u32) -> bool {
+    *x == 1
+}
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
@@ -155,6 +166,7 @@ impl Default for Physics {
             interlayer_friction: 0.0,
             coriolis: None,
             wind_stress: None,
+            order: default_order(),
         }
     }
 }
@@ -208,6 +220,12 @@ impl Physics {
         }
         if !(self.dry_tolerance.is_finite() && self.dry_tolerance > 0.0 && self.dry_tolerance < 1.0) {
             bail!("physics.dry_tolerance: expected a thickness in m in (0, 1), found {}", self.dry_tolerance);
+        }
+        if !(self.order == 1 || self.order == 2) {
+            bail!(
+                "physics.order: expected 1 (first order, the default) or 2 (second order in space and time), found {}",
+                self.order
+            );
         }
         if let Some(r) = &self.reference {
             for (name, x) in [("surface", r.surface), ("interface", r.interface)] {

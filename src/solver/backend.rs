@@ -81,6 +81,36 @@ pub trait Backend: Send {
     fn update(&mut self, step: StepContext) -> Result<()>;
     /// Whether the last update left every owned cell physical.
     fn health(&mut self) -> Result<Health>;
+    /// Order of accuracy in space and time (`physics.order`): 1, or 2 (then every step is two
+    /// stages, each an edge pass after [`Backend::reconstruct`], the second ending in
+    /// [`Backend::second_stage`] instead of [`Backend::update`]).
+    fn order(&self) -> u32 {
+        1
+    }
+    /// Second order: the limited reconstruction of every owned cell, from the owned cells and
+    /// the receive block (`physics/reconstruct.rs`); what the edge pass then reads. A no-op
+    /// at first order.
+    fn reconstruct(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// Second order: the second stage of SSP-RK2 (Heun) over the step `step` whose first
+    /// stage [`Backend::update`] took: `W = (W_n + (W* - dt/|V| M(W*)))/2`, sources at the
+    /// stage, then the wet/dry settling.
+    fn second_stage(&mut self, _step: StepContext) -> Result<()> {
+        bail!("the {} backend has no second order", self.name())
+    }
+    /// Bytes of one cell's reconstructed edge values per layer (three slots of three numbers).
+    fn face_bytes(&self) -> usize {
+        0
+    }
+    /// The send block's reconstructed edge values, per layer.
+    fn download_faces(&mut self, _cells: Range<usize>, _f1: &mut [u8], _f2: &mut [u8]) -> Result<()> {
+        bail!("the {} backend has no second order", self.name())
+    }
+    /// Overwrite the receive block's reconstructed edge values from the host.
+    fn upload_receive_faces(&mut self, _f1: &[u8], _f2: &[u8]) -> Result<()> {
+        bail!("the {} backend has no second order", self.name())
+    }
     /// Take up to `req.limit` whole steps (edge pass, time step, update) on the device
     /// without the host, exactly as the step loop would on one rank; `None` where this
     /// backend cannot (the CPU, a GPU with kernel timing on). Only for a rank that holds

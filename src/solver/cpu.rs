@@ -4,6 +4,9 @@
 use super::backend::{Backend, Health, StepContext};
 use super::layout::{add_to_budget, budget_per_entry, Layout, BOUNDARY};
 use crate::physics::extremes::{self, Arrival, WIDTH};
+use crate::physics::reconstruct::{
+    self, edge_boundary_flux, edge_flux, ghost_vars, limited_gradients, vars, wet, ACROSS_WALL, VARS,
+};
 use crate::physics::{
     add_compensated, boundary_flux, numerical_flux, settle, source_at, CellState, Model, Real, Side, StoredCell,
 };
@@ -29,6 +32,14 @@ pub struct CpuBackend<T> {
     budget: Vec<[f64; 4]>,
     /// Per-cell extremes of the owned cells, when kept (`output.max_maps`).
     extremes: Option<(Arrival, Vec<[f64; WIDTH]>)>,
+    /// `physics.order`.
+    order: u32,
+    /// Second order: every cell's reconstructed values at its three edge midpoints, per
+    /// layer, slot k at `3k..3k + 3` (`(d1, q1x, q1y)`, `(d2, q2x, q2y)`); the owned cells'
+    /// from [`Backend::reconstruct`], the receive block's from their owners.
+    faces: [Vec<[T; 9]>; 2],
+    /// Second order: the owned cells' limited gradients, for the cell-interior term.
+    grads: Vec<[[T; 2]; VARS]>,
 }
 
 /// A raw pointer the edge pass shares between threads. Sound because every (slot, cell)
@@ -68,6 +79,13 @@ pub fn check_slots<T: Real>(lay: &Layout<T>) -> Result<()> {
     Ok(())
 }
 
+/// Cell `c`'s reconstructed state at the midpoint of slot `k` (second order), over its depth.
+#[inline(always)]
+fn face_side<T: Real>(faces: &[Vec<[T; 9]>; 2], c: usize, k: usize, depth: T) -> Side<T> {
+    let (f1, f2) = (&faces[0][c], &faces[1][c]);
+    Side { d1: f1[3 * k], q1: [f1[3 * k + 1], f1[3 * k + 2]], d2: f2[3 * k], q2: [f2[3 * k + 1], f2[3 * k + 2]], depth }
+}
+
 #[inline(always)]
 fn side<T: Real>(a: [T; 4], b: [T; 4]) -> Side<T> {
     Side { d1: a[0], q1: [a[1], a[2]], d2: b[0], q2: [b[1], b[2]], depth: a[3] }
@@ -96,7 +114,116 @@ impl<T: Real> CpuBackend<T> {
             open,
             budget,
             extremes: None,
+            order: 1,
+            faces: [Vec::new(), Vec::new()],
+            grads: Vec::new(),
         })
+    }
+
+    /// The backend at order `order` (`physics.order`: 1 or 2).
+    pub fn with_order(mut self, order: u32) -> Result<Self> {
+        if !(order == 1 || order == 2) {
+            bail!("physics.order: expected 1 or 2, found {order}");
+        }
+        self.order = order;
+        if order == 2 {
+            let n = self.lay.num_cells();
+            self.faces = [vec![[T::zero(); 9]; n], vec![[T::zero(); 9]; n]];
+            self.grads = vec![[[T::zero(); 2]; VARS]; self.lay.n_owned];
+        }
+        Ok(self)
+    }
+
+    /// The first stage's update (`second = false`, the whole step at first order) or the
+    /// second stage's (`second = true`: the stage's result is averaged with the step's start,
+    /// kept in `other`). Fluxes, the cell-interior term at second order, sources, settling.
+    fn stage_update(&mut self, step: StepContext, second: bool) -> Result<()> {
+        let dt = T::c(step.dt);
+        // The mass through each open boundary edge this step: the edge's slot holds its
+        // outward mass fluxes times its length, which the update below takes times dt (half
+        // of it per stage at second order: Heun's average of the two stages' fluxes).
+        let share = if self.order == 2 { 0.5 * dt.f64() } else { dt.f64() };
+        for (k, &[c, s, _]) in self.open.iter().enumerate() {
+            let (c, s) = (c as usize, s as usize);
+            let flux = [self.acc[2 * s][c][0].f64(), self.acc[2 * s + 1][c][0].f64()];
+            add_to_budget(&mut self.budget, k, flux, share);
+        }
+        let model = self.model;
+        let sources = model.has_sources();
+        let order2 = self.order == 2;
+        let n = self.lay.n_owned;
+        let acc = &self.acc;
+        let (grads, stencil) = (&self.grads, &self.lay.stencil);
+        let coriolis = &self.lay.coriolis;
+        let (old1, old2, old_lo) = (&self.lay.v1[..n], &self.lay.v2[..n], &self.lay.lo[..n]);
+        let [new1, new2] = &mut self.other;
+        let half = T::c(0.5);
+        let ok = new1[..n]
+            .par_iter_mut()
+            .zip(new2[..n].par_iter_mut())
+            .zip(self.other_lo[..n].par_iter_mut())
+            .enumerate()
+            .with_min_len(8192)
+            .map(|(c, ((a, b), lo))| {
+                // The second stage averages with the step's start, which these buffers hold.
+                let start = (*a, *b, *lo);
+                *a = old1[c];
+                *b = old2[c];
+                let k = dt / b[3];
+                // Slots summed (0 + 1) + 2, as on the GPU.
+                let sum = |layer: usize, m: usize| acc[layer][c][m] + acc[2 + layer][c][m] + acc[4 + layer][c][m];
+                let mut total = [[sum(0, 0), sum(0, 1), sum(0, 2)], [sum(1, 0), sum(1, 1), sum(1, 2)]];
+                if order2 {
+                    let u = [a[0] + b[0], a[1], a[2], b[0], b[1], b[2]];
+                    let extra = reconstruct::interior(&model, &u, a[3], b[3], &grads[c], &stencil[c]);
+                    for m in 1..3 {
+                        total[0][m] = total[0][m] + extra[m];
+                        total[1][m] = total[1][m] + extra[3 + m];
+                    }
+                }
+                // The thickness deviations with their low parts: the increment is added
+                // exactly, whatever its size against the stored value.
+                let (d1, lo1) = add_compensated(a[0], old_lo[c][0], -(k * total[0][0]));
+                let (d2, lo2) = add_compensated(b[0], old_lo[c][1], -(k * total[1][0]));
+                (a[0], b[0], *lo) = (d1, d2, [lo1, lo2]);
+                for m in 1..3 {
+                    a[m] = a[m] - k * total[0][m];
+                    b[m] = b[m] - k * total[1][m];
+                }
+                let mut s = side(*a, *b);
+                if sources {
+                    let f = if model.coriolis_per_cell != 0 { coriolis[c] } else { model.coriolis_f };
+                    source_at(&model, &mut s, dt, f);
+                }
+                if second {
+                    // Heun: (W_n + W**)/2, as W_n plus half the difference, so that a cell
+                    // at rest (W** = W_n) keeps its numbers bit for bit; the deviations with
+                    // their low parts, the difference of the pairs taken exactly.
+                    let (s0, l0) = (side(start.0, start.1), start.2);
+                    let inc1 = half * ((s.d1 - s0.d1) + (lo[0] - l0[0]));
+                    let inc2 = half * ((s.d2 - s0.d2) + (lo[1] - l0[1]));
+                    let (d1, lo1) = add_compensated(s0.d1, l0[0], inc1);
+                    let (d2, lo2) = add_compensated(s0.d2, l0[1], inc2);
+                    (s.d1, s.d2, *lo) = (d1, d2, [lo1, lo2]);
+                    for x in 0..2 {
+                        s.q1[x] = s0.q1[x] + half * (s.q1[x] - s0.q1[x]);
+                        s.q2[x] = s0.q2[x] + half * (s.q2[x] - s0.q2[x]);
+                    }
+                }
+                // Vanishing layers: momentum dropped at or below the dry tolerance, rounding
+                // below zero set to an exact zero; the admissibility check (physics/wetdry.rs).
+                let ok = settle(&model, &mut s, lo);
+                *a = [s.d1, s.q1[0], s.q1[1], a[3]];
+                *b = [s.d2, s.q2[0], s.q2[1], b[3]];
+                ok
+            })
+            .reduce(|| true, |x, y| x && y);
+        std::mem::swap(&mut self.lay.v1, &mut self.other[0]);
+        std::mem::swap(&mut self.lay.v2, &mut self.other[1]);
+        std::mem::swap(&mut self.lay.lo, &mut self.other_lo);
+        let stage_ok = ok && !(second && self.health == Health::Bad);
+        self.health = if stage_ok { Health::Ok } else { Health::Bad };
+        Ok(())
     }
 
     pub fn layout(&self) -> &Layout<T> {
@@ -127,6 +254,8 @@ impl<T: Real> Backend for CpuBackend<T> {
         self.lay.refresh_boundaries(t);
         let m = self.model;
         let t = T::c(t);
+        let order2 = self.order == 2;
+        let faces = &self.faces;
         let lay = &self.lay;
         let acc: [SlotPtr<T>; 6] = std::array::from_fn(|k| SlotPtr(self.acc[k].as_mut_ptr()));
         let fallbacks: u64 = edges
@@ -139,7 +268,17 @@ impl<T: Real> Backend for CpuBackend<T> {
                 let n = [nl[0] / len, nl[1] / len];
                 let (i, si) = (i as usize, si as usize);
                 let wi = side(lay.v1[i], lay.v2[i]);
-                let f = if j == BOUNDARY {
+                let f = if order2 {
+                    // Both sides the cells' reconstructed edge values (physics/reconstruct.rs).
+                    let fi = face_side(faces, i, si, lay.v1[i][3]);
+                    if j == BOUNDARY {
+                        edge_boundary_flux(&m, &lay.boundaries[sj as usize], &fi, &wi, n, t)
+                    } else {
+                        let (j, sj) = (j as usize, sj as usize);
+                        let fj = face_side(faces, j, sj, lay.v1[j][3]);
+                        edge_flux(&m, &fi, &fj, &wi, &side(lay.v1[j], lay.v2[j]), n)
+                    }
+                } else if j == BOUNDARY {
                     boundary_flux(&m, &lay.boundaries[sj as usize], &wi, n, t)
                 } else {
                     numerical_flux(&m, &wi, &side(lay.v1[j as usize], lay.v2[j as usize]), n)
@@ -182,59 +321,84 @@ impl<T: Real> Backend for CpuBackend<T> {
     }
 
     fn update(&mut self, step: StepContext) -> Result<()> {
-        let dt = T::c(step.dt);
-        // The mass through each open boundary edge this step: the edge's slot holds its
-        // outward mass fluxes times its length, which the update below takes times dt.
-        for (k, &[c, s, _]) in self.open.iter().enumerate() {
-            let (c, s) = (c as usize, s as usize);
-            let flux = [self.acc[2 * s][c][0].f64(), self.acc[2 * s + 1][c][0].f64()];
-            add_to_budget(&mut self.budget, k, flux, dt.f64());
+        self.stage_update(step, false)
+    }
+
+    fn order(&self) -> u32 {
+        self.order
+    }
+
+    fn second_stage(&mut self, step: StepContext) -> Result<()> {
+        if self.order != 2 {
+            bail!("second_stage at order {}", self.order);
         }
-        let model = self.model;
-        let sources = model.has_sources();
-        let n = self.lay.n_owned;
-        let acc = &self.acc;
-        let coriolis = &self.lay.coriolis;
-        let (old1, old2, old_lo) = (&self.lay.v1[..n], &self.lay.v2[..n], &self.lay.lo[..n]);
-        let [new1, new2] = &mut self.other;
-        let ok = new1[..n]
+        self.stage_update(step, true)
+    }
+
+    #[allow(clippy::needless_range_loop)]
+    fn reconstruct(&mut self) -> Result<()> {
+        if self.order != 2 {
+            return Ok(());
+        }
+        let m = self.model;
+        let lay = &self.lay;
+        let n = lay.n_owned;
+        let [f1, f2] = &mut self.faces;
+        self.grads
             .par_iter_mut()
-            .zip(new2[..n].par_iter_mut())
-            .zip(self.other_lo[..n].par_iter_mut())
+            .zip(f1[..n].par_iter_mut())
+            .zip(f2[..n].par_iter_mut())
             .enumerate()
-            .with_min_len(8192)
-            .map(|(c, ((a, b), lo))| {
-                *a = old1[c];
-                *b = old2[c];
-                let k = dt / b[3];
-                // Slots summed (0 + 1) + 2, as on the GPU.
-                let sum = |layer: usize, m: usize| acc[layer][c][m] + acc[2 + layer][c][m] + acc[4 + layer][c][m];
-                // The thickness deviations with their low parts: the increment is added
-                // exactly, whatever its size against the stored value.
-                let (d1, lo1) = add_compensated(a[0], old_lo[c][0], -(k * sum(0, 0)));
-                let (d2, lo2) = add_compensated(b[0], old_lo[c][1], -(k * sum(1, 0)));
-                (a[0], b[0], *lo) = (d1, d2, [lo1, lo2]);
-                for m in 1..3 {
-                    a[m] = a[m] - k * sum(0, m);
-                    b[m] = b[m] - k * sum(1, m);
+            .with_min_len(4096)
+            .for_each(|(c, ((g, f1), f2))| {
+                let u = vars(&m, lay.v1[c], lay.v2[c]);
+                let stored = [lay.v1[c][0], lay.v1[c][1], lay.v1[c][2], lay.v2[c][0], lay.v2[c][1], lay.v2[c][2]];
+                let depth = lay.v1[c][3];
+                let st = &lay.stencil[c];
+                let mut all_wet = wet(&m, lay.v1[c], lay.v2[c]);
+                let mut nb = [u; 3];
+                for k in 0..3 {
+                    let o = lay.across[c][k];
+                    if o >= 0 {
+                        let o = o as usize;
+                        nb[k] = vars(&m, lay.v1[o], lay.v2[o]);
+                        all_wet &= wet(&m, lay.v1[o], lay.v2[o]);
+                    } else {
+                        let ln = st.ln[k];
+                        let len = (ln[0] * ln[0] + ln[1] * ln[1]).sqrt();
+                        nb[k] = ghost_vars(&u, [ln[0] / len, ln[1] / len], o == ACROSS_WALL);
+                    }
                 }
-                let mut s = side(*a, *b);
-                if sources {
-                    let f = if model.coriolis_per_cell != 0 { coriolis[c] } else { model.coriolis_f };
-                    source_at(&model, &mut s, dt, f);
+                *g = limited_gradients(&m, &u, depth, &nb, all_wet, st);
+                for k in 0..3 {
+                    let f = reconstruct::face(&m, &stored, &u, g, st.r[k], depth);
+                    f1[3 * k..3 * k + 3].copy_from_slice(&f[0..3]);
+                    f2[3 * k..3 * k + 3].copy_from_slice(&f[3..6]);
                 }
-                // Vanishing layers: momentum dropped at or below the dry tolerance, rounding
-                // below zero set to an exact zero; the admissibility check (physics/wetdry.rs).
-                let ok = settle(&model, &mut s, lo);
-                *a = [s.d1, s.q1[0], s.q1[1], a[3]];
-                *b = [s.d2, s.q2[0], s.q2[1], b[3]];
-                ok
-            })
-            .reduce(|| true, |x, y| x && y);
-        std::mem::swap(&mut self.lay.v1, &mut self.other[0]);
-        std::mem::swap(&mut self.lay.v2, &mut self.other[1]);
-        std::mem::swap(&mut self.lay.lo, &mut self.other_lo);
-        self.health = if ok { Health::Ok } else { Health::Bad };
+            });
+        Ok(())
+    }
+
+    fn face_bytes(&self) -> usize {
+        std::mem::size_of::<[T; 9]>()
+    }
+
+    fn download_faces(&mut self, cells: Range<usize>, f1: &mut [u8], f2: &mut [u8]) -> Result<()> {
+        f1.copy_from_slice(bytemuck::cast_slice(&self.faces[0][cells.clone()]));
+        f2.copy_from_slice(bytemuck::cast_slice(&self.faces[1][cells]));
+        Ok(())
+    }
+
+    fn upload_receive_faces(&mut self, f1: &[u8], f2: &[u8]) -> Result<()> {
+        let n = self.lay.n_owned;
+        let [a, b] = &mut self.faces;
+        for (dst, src) in [(a, f1), (b, f2)] {
+            let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut dst[n..]);
+            if dst.len() != src.len() {
+                bail!("receive block of {} bytes of edge values for {} bytes", src.len(), dst.len());
+            }
+            dst.copy_from_slice(src);
+        }
         Ok(())
     }
 

@@ -142,6 +142,7 @@ pub struct AllEdges;
 impl EdgePass for AllEdges {
     fn edge_pass(&mut self, b: &mut dyn Backend, t: f64, phases: &mut PhaseTimes) -> Result<()> {
         let clock = Instant::now();
+        b.reconstruct()?;
         b.process_edges(0..b.num_edges(), t)?;
         phases.edges_interior += clock.elapsed().as_secs_f64();
         Ok(())
@@ -153,6 +154,8 @@ impl EdgePass for AllEdges {
 
 const TAG_LAYER1: i32 = 101;
 const TAG_LAYER2: i32 = 102;
+const TAG_FACES1: i32 = 103;
+const TAG_FACES2: i32 = 104;
 /// Edges per chunk of a blocking (CPU) edge pass between two polls of MPI.
 const POLL_CHUNK: usize = 32 * 1024;
 
@@ -182,20 +185,20 @@ fn as_bytes_mut(w: &mut [u64], len: usize) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut u8, len) }
 }
 
-pub struct Halo<'c> {
-    messages: &'c dyn Messages,
-    mode: ExchangeMode,
-    plan: HaloPlan,
+/// Host buffers of one kind of per-cell record (states, or edge values at second order):
+/// the send block and the receive block per layer, and gathers for fallback destinations.
+struct Records {
     cell_bytes: usize,
-    /// Layer 1 (`v1`) and layer 2 (`v2`) records of the send block, of the receive block.
+    /// Layer 1 and layer 2 records of the send block, of the receive block.
     send: [Vec<u64>; 2],
     recv: [Vec<u64>; 2],
     /// Per destination that is not one contiguous run: its cells gathered, per layer.
     gathered: Vec<Option<[Vec<u64>; 2]>>,
+    tags: [i32; 2],
 }
 
-impl<'c> Halo<'c> {
-    pub fn new(messages: &'c dyn Messages, mode: ExchangeMode, plan: HaloPlan, cell_bytes: usize) -> Halo<'c> {
+impl Records {
+    fn new(plan: &HaloPlan, cell_bytes: usize, tags: [i32; 2]) -> Records {
         let ns = plan.send_block.len() * cell_bytes;
         let nr = plan.receive_block.len() * cell_bytes;
         let gathered = plan
@@ -208,17 +211,27 @@ impl<'c> Halo<'c> {
                 })
             })
             .collect();
-        Halo { messages, mode, plan, cell_bytes, send: [words(ns), words(ns)], recv: [words(nr), words(nr)], gathered }
+        Records { cell_bytes, send: [words(ns), words(ns)], recv: [words(nr), words(nr)], gathered, tags }
     }
 
-    /// Take the send block copied to the host, and gather for fallback destinations.
-    fn pack(&mut self, b: &mut dyn Backend) -> Result<()> {
-        let cb = self.cell_bytes;
-        let sb = self.plan.send_block.clone();
-        let n = sb.len() * cb;
+    /// The send block's two layers, to be filled from the backend.
+    fn send_bytes(&mut self, plan: &HaloPlan) -> (&mut [u8], &mut [u8]) {
+        let n = plan.send_block.len() * self.cell_bytes;
         let [s1, s2] = &mut self.send;
-        b.finish_download(as_bytes_mut(s1, n), as_bytes_mut(s2, n))?;
-        for ((_, runs), g) in self.plan.sends.iter().zip(&mut self.gathered) {
+        (as_bytes_mut(s1, n), as_bytes_mut(s2, n))
+    }
+
+    fn recv_bytes(&self, plan: &HaloPlan) -> (&[u8], &[u8]) {
+        let n = plan.receive_block.len() * self.cell_bytes;
+        (as_bytes(&self.recv[0], n), as_bytes(&self.recv[1], n))
+    }
+
+    /// Gather the send block for fallback destinations.
+    fn gather(&mut self, plan: &HaloPlan) {
+        let cb = self.cell_bytes;
+        let sb = plan.send_block.clone();
+        let n = sb.len() * cb;
+        for ((_, runs), g) in plan.sends.iter().zip(&mut self.gathered) {
             let Some(g) = g else { continue };
             for (layer, buf) in g.iter_mut().enumerate() {
                 let src = as_bytes(&self.send[layer], n);
@@ -232,12 +245,123 @@ impl<'c> Halo<'c> {
                 }
             }
         }
+    }
+
+    /// Send the send block, receive the receive block, running `work` while the messages
+    /// travel.
+    fn exchange(
+        &mut self,
+        messages: &dyn Messages,
+        plan: &HaloPlan,
+        work: &mut dyn FnMut(&mut dyn FnMut()) -> Result<()>,
+    ) -> Result<()> {
+        let cb = self.cell_bytes;
+        let Records { send, recv, gathered, tags, .. } = self;
+        let (sb, rb) = (plan.send_block.clone(), plan.receive_block.clone());
+        // The receive block, split by source in the order the plan lists them.
+        let [r1, r2] = recv;
+        let (mut r1, mut r2) = (as_bytes_mut(r1, rb.len() * cb), as_bytes_mut(r2, rb.len() * cb));
+        let mut incoming = Vec::with_capacity(2 * plan.recvs.len());
+        for (rank, cells) in &plan.recvs {
+            let n = cells.len() * cb;
+            let (a, rest) = std::mem::take(&mut r1).split_at_mut(n);
+            r1 = rest;
+            let (c, rest) = std::mem::take(&mut r2).split_at_mut(n);
+            r2 = rest;
+            incoming.push((*rank as usize, tags[0], a));
+            incoming.push((*rank as usize, tags[1], c));
+        }
+        // One slice of the send block per destination (its gather for fallback ones).
+        let n = sb.len() * cb;
+        let (s1, s2) = (as_bytes(&send[0], n), as_bytes(&send[1], n));
+        let mut outgoing = Vec::with_capacity(2 * plan.sends.len());
+        for ((rank, runs), g) in plan.sends.iter().zip(gathered.iter()) {
+            let (a, c): (&[u8], &[u8]) = match g {
+                Some([g1, g2]) => (as_bytes(g1, 8 * g1.len()), as_bytes(g2, 8 * g2.len())),
+                None => {
+                    let r = (runs[0].start - sb.start) * cb..(runs[0].end - sb.start) * cb;
+                    (&s1[r.clone()], &s2[r])
+                }
+            };
+            let len = runs.iter().map(|r| r.len()).sum::<usize>() * cb;
+            outgoing.push((*rank as usize, tags[0], &a[..len]));
+            outgoing.push((*rank as usize, tags[1], &c[..len]));
+        }
+        messages.exchange(&outgoing, &mut incoming, work)
+    }
+}
+
+pub struct Halo<'c> {
+    messages: &'c dyn Messages,
+    mode: ExchangeMode,
+    plan: HaloPlan,
+    states: Records,
+    /// Second order: the reconstructed edge values (made on first use).
+    faces: Option<Records>,
+}
+
+impl<'c> Halo<'c> {
+    pub fn new(messages: &'c dyn Messages, mode: ExchangeMode, plan: HaloPlan, cell_bytes: usize) -> Halo<'c> {
+        let states = Records::new(&plan, cell_bytes, [TAG_LAYER1, TAG_LAYER2]);
+        Halo { messages, mode, plan, states, faces: None }
+    }
+
+    /// Take the send block copied to the host, and gather for fallback destinations.
+    fn pack(&mut self, b: &mut dyn Backend) -> Result<()> {
+        let (s1, s2) = self.states.send_bytes(&self.plan);
+        b.finish_download(s1, s2)?;
+        self.states.gather(&self.plan);
+        Ok(())
+    }
+
+    /// Second order: the states of the receive block, then each owned cell's reconstruction,
+    /// then the send block's edge values to the neighbours (a second exchange with the same
+    /// plan and a wider record), then every edge. Blocking: the reconstruction needs the
+    /// receive block, and the communication edges need its edge values.
+    fn edge_pass_order2(&mut self, b: &mut dyn Backend, t: f64, phases: &mut PhaseTimes) -> Result<()> {
+        let clock = Instant::now();
+        b.begin_download(self.plan.send_block.clone())?;
+        self.pack(b)?;
+        phases.pack += clock.elapsed().as_secs_f64();
+        let clock = Instant::now();
+        self.states.exchange(self.messages, &self.plan, &mut |_| Ok(()))?;
+        phases.exchange += clock.elapsed().as_secs_f64();
+        let clock = Instant::now();
+        let (r1, r2) = self.states.recv_bytes(&self.plan);
+        b.upload_receive_block(r1, r2)?;
+        phases.unpack += clock.elapsed().as_secs_f64();
+
+        let clock = Instant::now();
+        b.reconstruct()?;
+        phases.edges_interior += clock.elapsed().as_secs_f64();
+
+        let clock = Instant::now();
+        let plan = &self.plan;
+        let faces = self.faces.get_or_insert_with(|| Records::new(plan, b.face_bytes(), [TAG_FACES1, TAG_FACES2]));
+        let (s1, s2) = faces.send_bytes(plan);
+        b.download_faces(plan.send_block.clone(), s1, s2)?;
+        faces.gather(plan);
+        phases.pack += clock.elapsed().as_secs_f64();
+        let clock = Instant::now();
+        faces.exchange(self.messages, plan, &mut |_| Ok(()))?;
+        phases.exchange += clock.elapsed().as_secs_f64();
+        let clock = Instant::now();
+        let (r1, r2) = faces.recv_bytes(plan);
+        b.upload_receive_faces(r1, r2)?;
+        phases.unpack += clock.elapsed().as_secs_f64();
+
+        let clock = Instant::now();
+        b.process_edges(0..b.num_edges(), t)?;
+        phases.edges_interior += clock.elapsed().as_secs_f64();
         Ok(())
     }
 }
 
 impl EdgePass for Halo<'_> {
     fn edge_pass(&mut self, b: &mut dyn Backend, t: f64, phases: &mut PhaseTimes) -> Result<()> {
+        if b.order() == 2 {
+            return self.edge_pass_order2(b, t, phases);
+        }
         let overlap = self.mode == ExchangeMode::Overlap;
         let (nl, ne) = (b.num_local_edges(), b.num_edges());
         let clock = Instant::now();
@@ -254,41 +378,9 @@ impl EdgePass for Halo<'_> {
         phases.pack += clock.elapsed().as_secs_f64() - launched;
         phases.edges_interior += launched;
 
-        let cb = self.cell_bytes;
-        let Halo { messages, plan, send, recv, gathered, .. } = self;
-        let (sb, rb) = (plan.send_block.clone(), plan.receive_block.clone());
-        // The receive block, split by source in the order the plan lists them.
-        let [r1, r2] = recv;
-        let (mut r1, mut r2) = (as_bytes_mut(r1, rb.len() * cb), as_bytes_mut(r2, rb.len() * cb));
-        let mut incoming = Vec::with_capacity(2 * plan.recvs.len());
-        for (rank, cells) in &plan.recvs {
-            let n = cells.len() * cb;
-            let (a, rest) = std::mem::take(&mut r1).split_at_mut(n);
-            r1 = rest;
-            let (c, rest) = std::mem::take(&mut r2).split_at_mut(n);
-            r2 = rest;
-            incoming.push((*rank as usize, TAG_LAYER1, a));
-            incoming.push((*rank as usize, TAG_LAYER2, c));
-        }
-        // One slice of the send block per destination (its gather for fallback ones).
-        let n = sb.len() * cb;
-        let (s1, s2) = (as_bytes(&send[0], n), as_bytes(&send[1], n));
-        let mut outgoing = Vec::with_capacity(2 * plan.sends.len());
-        for ((rank, runs), g) in plan.sends.iter().zip(gathered.iter()) {
-            let (a, c): (&[u8], &[u8]) = match g {
-                Some([g1, g2]) => (as_bytes(g1, 8 * g1.len()), as_bytes(g2, 8 * g2.len())),
-                None => {
-                    let r = (runs[0].start - sb.start) * cb..(runs[0].end - sb.start) * cb;
-                    (&s1[r.clone()], &s2[r])
-                }
-            };
-            let len = runs.iter().map(|r| r.len()).sum::<usize>() * cb;
-            outgoing.push((*rank as usize, TAG_LAYER1, &a[..len]));
-            outgoing.push((*rank as usize, TAG_LAYER2, &c[..len]));
-        }
         let clock = Instant::now();
         let mut interior = 0.0;
-        messages.exchange(&outgoing, &mut incoming, &mut |progress| {
+        self.states.exchange(self.messages, &self.plan, &mut |progress| {
             if overlap && !queued {
                 // Let the messages move between chunks while the cores compute.
                 let start = Instant::now();
@@ -304,8 +396,8 @@ impl EdgePass for Halo<'_> {
         phases.exchange += clock.elapsed().as_secs_f64() - interior;
 
         let clock = Instant::now();
-        let n = rb.len() * cb;
-        b.upload_receive_block(as_bytes(&recv[0], n), as_bytes(&recv[1], n))?;
+        let (r1, r2) = self.states.recv_bytes(&self.plan);
+        b.upload_receive_block(r1, r2)?;
         phases.unpack += clock.elapsed().as_secs_f64();
 
         let clock = Instant::now();

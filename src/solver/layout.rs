@@ -21,6 +21,7 @@
 //! touch the receive block.
 
 use crate::mesh::{Topology, NO_CELL};
+use crate::physics::reconstruct::{Stencil, ACROSS_OPEN, ACROSS_WALL};
 use crate::physics::{Boundary, BoundaryKind, BoundarySpec, CellState, Real, Reference, StoredCell};
 use std::collections::BTreeMap;
 
@@ -78,6 +79,13 @@ pub struct Layout<T> {
     /// Each owned cell's Coriolis parameter on a beta-plane (`Model::coriolis_per_cell`);
     /// empty otherwise ([`Layout::set_coriolis`]).
     pub coriolis: Vec<T>,
+    /// Second order (`physics/reconstruct.rs`): per cell, what lies across each slot (a local
+    /// cell, or `ACROSS_WALL` / `ACROSS_OPEN` at the boundary; `i32::MIN` where the cell lacks
+    /// the edge, as receive-block cells do, whose edge values come from their owner), and its
+    /// least-squares stencil. Computed from the global mesh's geometry per cell, so that
+    /// every partition has the same numbers.
+    pub across: Vec<[i32; 3]>,
+    pub stencil: Vec<Stencil<T>>,
 }
 
 /// A float64 deviation and low part as the run's pair `(hi, lo)`: `hi` the rounded value,
@@ -126,7 +134,10 @@ impl<T: Real> Layout<T> {
             let l = topo.edge_length[e];
             edge_normal.push([T::c(nx * l), T::c(ny * l)]);
         }
+        let (across, stencil) = stencils(topo);
         Layout {
+            across,
+            stencil,
             v1,
             v2,
             lo,
@@ -169,6 +180,8 @@ impl<T: Real> Layout<T> {
         for (ec, &tag) in self.edge_cells.iter_mut().zip(edge_tag) {
             if ec[1] == BOUNDARY {
                 ec[3] = b.index(tag);
+                let wall = b.specs[ec[3] as usize].kind == BoundaryKind::Wall;
+                self.across[ec[0] as usize][ec[2] as usize] = if wall { ACROSS_WALL } else { ACROSS_OPEN };
             }
         }
         self.specs = b.specs.clone();
@@ -222,6 +235,71 @@ impl<T: Real> Layout<T> {
     pub fn host_state(&self) -> Vec<CellState> {
         (0..self.n_owned).map(|c| self.cell_state(c)).collect()
     }
+}
+
+/// Every cell's neighbours across its slots and least-squares stencil (`physics/reconstruct.rs`),
+/// in float64 from the cell's own three edges and its neighbours' centroids, rounded once.
+/// Every boundary slot starts as a wall ([`Layout::set_boundaries`] marks the open ones).
+fn stencils<T: Real>(topo: &Topology) -> (Vec<[i32; 3]>, Vec<Stencil<T>>) {
+    let n = topo.num_cells();
+    let mut across = vec![[i32::MIN; 3]; n];
+    let mut stencil = vec![Stencil::default(); n];
+    for c in 0..n {
+        let edges = topo.cell_edges[c];
+        if edges.contains(&u32::MAX) {
+            continue;
+        }
+        // Outward normals and the edge vectors of the counter-clockwise triangle (edge k runs
+        // from vertex k to vertex k + 1): e = L (-n_y, n_x).
+        let mut nout = [[0.0; 2]; 3];
+        let mut ev = [[0.0; 2]; 3];
+        for k in 0..3 {
+            let e = edges[k] as usize;
+            let s = if topo.edge_cells[e][0] as usize == c { 1.0 } else { -1.0 };
+            let nn = topo.edge_normal[e];
+            nout[k] = [s * nn[0], s * nn[1]];
+            let l = topo.edge_length[e];
+            ev[k] = [-l * nout[k][1], l * nout[k][0]];
+        }
+        // Vertex 0 from the centroid, then each midpoint.
+        let mut p = [-(2.0 * ev[0][0] + ev[1][0]) / 3.0, -(2.0 * ev[0][1] + ev[1][1]) / 3.0];
+        let mut r = [[0.0; 2]; 3];
+        for k in 0..3 {
+            r[k] = [p[0] + 0.5 * ev[k][0], p[1] + 0.5 * ev[k][1]];
+            p = [p[0] + ev[k][0], p[1] + ev[k][1]];
+        }
+        let mut d = [[0.0; 2]; 3];
+        for k in 0..3 {
+            let e = edges[k] as usize;
+            let [i, j] = topo.edge_cells[e];
+            if j == NO_CELL {
+                across[c][k] = ACROSS_WALL;
+                let rn = 2.0 * (r[k][0] * nout[k][0] + r[k][1] * nout[k][1]);
+                d[k] = [rn * nout[k][0], rn * nout[k][1]];
+            } else {
+                let o = if i as usize == c { j } else { i } as usize;
+                across[c][k] = o as i32;
+                let (a, b) = (topo.cell_centroid[o], topo.cell_centroid[c]);
+                d[k] = [a[0] - b[0], a[1] - b[1]];
+            }
+        }
+        let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
+        for dk in &d {
+            sxx += dk[0] * dk[0];
+            sxy += dk[0] * dk[1];
+            syy += dk[1] * dk[1];
+        }
+        let det = sxx * syy - sxy * sxy;
+        let st = &mut stencil[c];
+        for k in 0..3 {
+            let w = [(syy * d[k][0] - sxy * d[k][1]) / det, (sxx * d[k][1] - sxy * d[k][0]) / det];
+            let l = topo.edge_length[edges[k] as usize];
+            st.w[k] = [T::c(w[0]), T::c(w[1])];
+            st.r[k] = [T::c(r[k][0]), T::c(r[k][1])];
+            st.ln[k] = [T::c(l * nout[k][0]), T::c(l * nout[k][1])];
+        }
+    }
+    (across, stencil)
 }
 
 /// Add one step's boundary mass fluxes to the per-edge budget: `flux[k]` the outward mass

@@ -93,7 +93,8 @@ pub fn step_loop_with(
     };
     let mut next_out = 0usize;
     let mut t = plan.t_start;
-    if plan.device_steps > 1 && edges.device_steps() {
+    let on_device = plan.device_steps > 1 && edges.device_steps() && b.order() == 1;
+    if on_device {
         b.prepare_device_steps(plan.gamma)?;
     }
     while t < plan.t_end {
@@ -102,7 +103,7 @@ pub fn step_loop_with(
         }
         let target = plan.outputs.get(next_out).copied().unwrap_or(plan.t_end).min(plan.t_end);
         let clock = Instant::now();
-        if plan.device_steps > 1 && edges.device_steps() {
+        if on_device {
             let limit = plan.device_steps.min(plan.max_steps.map_or(u64::MAX, |m| m - st.steps));
             watchdog::beat(st.steps + 1, "steps on the device");
             if let Some(batch) = b.steps_on_device(DeviceSteps { t, target, gamma: plan.gamma, limit })? {
@@ -157,6 +158,14 @@ pub fn step_loop_with(
         let phase = Instant::now();
         b.update(StepContext { t, dt })?;
         st.phases.update += phase.elapsed().as_secs_f64();
+        if b.order() == 2 {
+            // SSP-RK2 (Heun): the second stage's edge pass at the stage's time, t + dt.
+            watchdog::beat(st.steps + 1, "the second stage's edge pass and halo exchange");
+            edges.edge_pass(b, t + dt, &mut st.phases)?;
+            let phase = Instant::now();
+            b.second_stage(StepContext { t, dt })?;
+            st.phases.update += phase.elapsed().as_secs_f64();
+        }
         st.stepping_seconds += clock.elapsed().as_secs_f64();
         st.steps += 1;
         t = if hits { target } else { t + dt };

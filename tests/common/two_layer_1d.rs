@@ -156,3 +156,20 @@ impl Channel {
         steps
     }
 }
+
+impl Channel {
+    /// An internal dam break over a flat bottom `depth` deep, flat surface at 0: the
+    /// interface at `left` (elevation, m) for x < x0 and `right` beyond, at rest.
+    #[allow(dead_code)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn dam_break(cells: usize, length: f64, x0: f64, depth: f64, left: f64, right: f64, r: f64, g: f64) -> Channel {
+        let dx = length / cells as f64;
+        let u = (0..cells)
+            .map(|i| {
+                let eta = if (i as f64 + 0.5) * dx < x0 { left } else { right };
+                [-eta, 0.0, depth + eta, 0.0]
+            })
+            .collect();
+        Channel { dx, g, r, u, eps: dx.powi(4) }
+    }
+}

@@ -309,8 +309,12 @@ fn backend_in<T: CudaReal>(
         let f: Vec<f64> = part.global.iter().map(|&g| c.f_at(topo.cell_centroid[g as usize][1])).collect();
         layout.set_coriolis(&f);
     }
+    let order = setup.scenario.physics.order;
     Ok(match choice {
+        BackendChoice::Cuda if order != 1 => bail!(
+            "physics.order: {order} is not available on the cuda backend yet (second order runs on the cpu backend: --backend cpu)"
+        ),
         BackendChoice::Cuda => Box::new(CudaBackend::new(model, &layout, node_rank % cuda::device_count()?.max(1))?),
-        _ => Box::new(CpuBackend::new(model, layout)?),
+        _ => Box::new(CpuBackend::new(model, layout)?.with_order(order)?),
     })
 }

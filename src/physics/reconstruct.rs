@@ -1,0 +1,280 @@
+//! Second order in space (`physics.order = 2`): the limited piecewise-linear reconstruction
+//! of a cell's state and the cell-interior term of the path-conservative high-order
+//! extension of Roe schemes (Castro, Fernández-Nieto, Ferreiro, García-Rodríguez and Parés,
+//! J. Sci. Comput. 2009). `kernels/reconstruct.cuh` mirrors this file line by line.
+//!
+//! **What is reconstructed.** `(s, u1x, u1y, d2, u2x, u2y)` ([`vars`]): `s = d1 + d2` the
+//! free surface's and `d2` the interface's elevation above the reference levels (`d1` is
+//! layer 1's thickness less the reference one, `physics/state.rs`): the reconstruction is
+//! one of the surface and interface elevations and of the velocities, and it never touches
+//! the depth (a cell's bottom stays flat, its jumps live on the edges as at first order).
+//! Velocities, not momenta: limited momenta over a steep thickness give edge velocities far
+//! outside the neighbours' (a thin layer's `q/h`), which broke the hyperbolicity of the
+//! internal dam break at the paper's set-up; limited velocities stay within them. The edge
+//! momentum is `h_mid u_mid`. The surface, not `d1`: at an internal front `d1` and `d2` jump
+//! by opposite amounts over a nearly flat surface, and limiting them apart (each with its
+//! own factor) made a surface slope of the size of the front, a spurious external-mode force
+//! `g h1 ∇η1` that broke the hyperbolicity; the surface limited as itself stays flat. Water at rest has every difference `u_k - u_c` exactly zero, so
+//! every gradient is exactly zero, and a cell whose gradients are all zero hands the edges
+//! its own stored numbers bit for bit ([`face`]): the C-property of the first-order scheme
+//! carries over in any precision.
+//!
+//! **Gradients.** Least squares over the three neighbours across the cell's edges,
+//! `∇u = Σ_k w_k (u_k - u_c)` with `w_k = M⁻¹ d_k`, `M = Σ d_k d_kᵀ`, `d_k` the offset of the
+//! neighbour's centroid (exact for linear data). Across a boundary edge the neighbour is the
+//! cell's mirror image (offset `2 ((m_k - x_c)·n) n`): the same values, and at a wall the
+//! normal momenta reversed. The weights come from the global mesh in float64 (`Stencil`),
+//! so every partition computes the same gradients.
+//!
+//! **Limiter.** Barth–Jespersen per variable: the gradient is scaled so that the values at
+//! the three edge midpoints stay within the minimum and maximum over the cell and its
+//! neighbours. So `h1` at a midpoint stays within its neighbours' `h1` (non-negative).
+//!
+//! **Where the cell stays first order.** Where the cell or one of its neighbours has a layer
+//! thinner than `Model::thin` (vanishing layers, shorelines: the dry-aware flux's domain,
+//! `physics/wetdry.rs`), and where a reconstructed thickness at a midpoint would fall below
+//! `Model::thin` (a steep interface over a bottom step): the gradients are zero.
+//!
+//! **Positivity.** The first-order scheme keeps a layer non-negative because no edge takes
+//! more of it out than `speed/2` times the donor's thickness (`physics/wetdry.rs`); with
+//! `dt Σ L speed ≤ 2γ V` a cell then loses at most `γ h`. With reconstructed edge values the
+//! flux bounds the outflow by the midpoint's thickness, which can be up to three times the
+//! cell's mean. So [`edge_flux`] checks the bound against the donor's mean thickness and,
+//! where it fails, takes the first-order flux of the two cells' means for that edge (which
+//! keeps it): every edge keeps `mass ≤ speed/2 · h_mean`, and each stage keeps each layer
+//! non-negative under the first order's CFL condition (`physics.gamma`, unchanged).
+//!
+//! **The cell-interior term.** With the edge words of `flux.rs` (each leaving out its own
+//! cell's hydrostatic pressure), the path-conservative semi-discrete scheme adds, per cell,
+//! `∫_V (∂P(P_c) + B(P_c) ∂P_c)` with the pressure integral by the edges' midpoint rule as
+//! the edge fluxes use it: for layer 1 `A g h1_c ∇η1 + g/2 Σ_k L_k n_k (∇h1·r_k)²` and for
+//! layer 2 `A g h2_c (∇η2 + r ∇h1) + g/2 Σ_k L_k n_k (∇h2·r_k)²` (the bottom is flat inside
+//! the cell; `h_c` the cell mean, which a linear reconstruction keeps at the centroid). It is
+//! zero where the gradients are, so at rest and in first-order cells.
+
+// Index loops, as in the CUDA mirror (`kernels/reconstruct.cuh`, to come), line by line.
+#![allow(clippy::needless_range_loop)]
+
+use super::boundary::{boundary_flux, Boundary};
+use super::flux::{numerical_flux, EdgeFlux, Side};
+use super::{Model, Real};
+
+/// The reconstructed numbers of a cell, in [`vars`] order.
+pub const VARS: usize = 6;
+
+/// What lies across a slot of a cell, for the gradient: a cell (its local index, `>= 0`), or
+/// a boundary mirror ghost.
+pub const ACROSS_WALL: i32 = -1;
+/// A boundary edge that is not a wall (open, inflow...): the ghost repeats the cell.
+pub const ACROSS_OPEN: i32 = -2;
+
+/// One cell's stencil geometry, from the global mesh in float64 (`solver/layout.rs`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stencil<T> {
+    /// Least-squares weights per slot: `∇u = Σ_k w[k] (u_k - u_c)`.
+    pub w: [[T; 2]; 3],
+    /// Edge midpoint less the cell's centroid, per slot.
+    pub r: [[T; 2]; 3],
+    /// Outward normal times the edge length, per slot.
+    pub ln: [[T; 2]; 3],
+}
+
+/// A cell's six reconstructed numbers `(s, u1x, u1y, d2, u2x, u2y)` from its two records
+/// `(d1, q1x, q1y, H)`, `(d2, q2x, q2y, area)`: velocities zero where a layer is not above
+/// the dry tolerance (such a cell is first order anyway).
+#[inline(always)]
+pub fn vars<T: Real>(m: &Model<T>, a: [T; 4], b: [T; 4]) -> [T; VARS] {
+    let (h1, h2) = (a[0] + m.ref_h1, (b[0] + m.ref_interface) + a[3]);
+    let v = |q: T, h: T| if h > m.dry_tolerance { q / h } else { T::zero() };
+    [a[0] + b[0], v(a[1], h1), v(a[2], h1), b[0], v(b[1], h2), v(b[2], h2)]
+}
+
+/// The mirror ghost's numbers across a boundary slot with outward unit normal `n`: the
+/// cell's own, with the normal velocities reversed at a wall.
+#[inline(always)]
+pub fn ghost_vars<T: Real>(u: &[T; VARS], n: [T; 2], wall: bool) -> [T; VARS] {
+    let mut g = *u;
+    if wall {
+        for k in [1, 4] {
+            let qn = u[k] * n[0] + u[k + 1] * n[1];
+            let two = T::c(2.0);
+            g[k] = u[k] - two * qn * n[0];
+            g[k + 1] = u[k + 1] - two * qn * n[1];
+        }
+    }
+    g
+}
+
+/// Whether both layers of a cell with records `a`, `b` are at least `Model::thin` thick.
+#[inline(always)]
+pub fn wet<T: Real>(m: &Model<T>, a: [T; 4], b: [T; 4]) -> bool {
+    a[0] + m.ref_h1 >= m.thin && (b[0] + m.ref_interface) + a[3] >= m.thin
+}
+
+/// The value at offset `r` from the centroid of the linear function with centre value `u`
+/// and gradient `g`.
+#[inline(always)]
+pub fn at<T: Real>(u: T, g: [T; 2], r: [T; 2]) -> T {
+    u + (g[0] * r[0] + g[1] * r[1])
+}
+
+/// The cell's stored numbers `(d1, q1x, q1y, d2, q2x, q2y)` at the midpoint at offset `r`:
+/// its own stored numbers `stored` where every gradient is zero (first order, water at rest:
+/// bit for bit), else the reconstructed deviations and `h u` per layer from the
+/// reconstructed variables `u` ([`vars`]) over the cell's depth.
+#[inline(always)]
+pub fn face<T: Real>(
+    m: &Model<T>,
+    stored: &[T; VARS],
+    u: &[T; VARS],
+    g: &[[T; 2]; VARS],
+    r: [T; 2],
+    depth: T,
+) -> [T; VARS] {
+    let mut flat = true;
+    for v in 0..VARS {
+        flat = flat && g[v][0] == T::zero() && g[v][1] == T::zero();
+    }
+    if flat {
+        return *stored;
+    }
+    let d2 = at(u[3], g[3], r);
+    let d1 = at(u[0], g[0], r) - d2;
+    let (h1, h2) = (d1 + m.ref_h1, (d2 + m.ref_interface) + depth);
+    [d1, h1 * at(u[1], g[1], r), h1 * at(u[2], g[2], r), d2, h2 * at(u[4], g[4], r), h2 * at(u[5], g[5], r)]
+}
+
+/// The limited gradients of a cell with numbers `u` over a bottom at depth `depth`, from the
+/// numbers `nb` across its three slots (ghosts already formed); `all_wet`: the cell and its
+/// neighbours are all [`wet`]. Zero where the cell stays first order (module comment).
+#[inline(always)]
+pub fn limited_gradients<T: Real>(
+    m: &Model<T>,
+    u: &[T; VARS],
+    depth: T,
+    nb: &[[T; VARS]; 3],
+    all_wet: bool,
+    st: &Stencil<T>,
+) -> [[T; 2]; VARS] {
+    let zero = [[T::zero(); 2]; VARS];
+    if !all_wet {
+        return zero;
+    }
+    let mut g = zero;
+    for v in 0..VARS {
+        let (mut gx, mut gy) = (T::zero(), T::zero());
+        let (mut hi, mut lo) = (u[v], u[v]);
+        for k in 0..3 {
+            let du = nb[k][v] - u[v];
+            gx = gx + st.w[k][0] * du;
+            gy = gy + st.w[k][1] * du;
+            hi = hi.max(nb[k][v]);
+            lo = lo.min(nb[k][v]);
+        }
+        // Barth–Jespersen: the largest phi <= 1 keeping every midpoint within [lo, hi].
+        let mut phi = T::one();
+        for k in 0..3 {
+            let delta = gx * st.r[k][0] + gy * st.r[k][1];
+            if delta > T::zero() {
+                phi = phi.min((hi - u[v]) / delta);
+            } else if delta < T::zero() {
+                phi = phi.min((lo - u[v]) / delta);
+            }
+        }
+        g[v] = [phi * gx, phi * gy];
+    }
+    // Thicknesses at the midpoints: at least `thin`, or the cell stays first order.
+    for k in 0..3 {
+        let d2 = at(u[3], g[3], st.r[k]);
+        let h1 = (at(u[0], g[0], st.r[k]) - d2) + m.ref_h1;
+        let h2 = (d2 + m.ref_interface) + depth;
+        if !(h1 >= m.thin && h2 >= m.thin) {
+            return zero;
+        }
+    }
+    g
+}
+
+/// The cell-interior term (module comment), to be added to the cell's accumulated edge words
+/// `M` (so that `W -= dt/A (M + interior)`): `(0, layer-1 momentum x, y, 0, layer-2 momentum
+/// x, y)`. Exactly zero where the gradients are.
+#[inline(always)]
+pub fn interior<T: Real>(
+    m: &Model<T>,
+    u: &[T; VARS],
+    depth: T,
+    area: T,
+    g: &[[T; 2]; VARS],
+    st: &Stencil<T>,
+) -> [T; VARS] {
+    let (grav, r) = (m.g, m.r);
+    let half = T::c(0.5);
+    let h1 = (u[0] - u[3]) + m.ref_h1;
+    let h2 = (u[3] + m.ref_interface) + depth;
+    let mut p1 = [T::zero(); 2];
+    let mut p2 = [T::zero(); 2];
+    for k in 0..3 {
+        let d2 = g[3][0] * st.r[k][0] + g[3][1] * st.r[k][1];
+        let d1 = (g[0][0] * st.r[k][0] + g[0][1] * st.r[k][1]) - d2;
+        for x in 0..2 {
+            p1[x] = p1[x] + st.ln[k][x] * (d1 * d1);
+            p2[x] = p2[x] + st.ln[k][x] * (d2 * d2);
+        }
+    }
+    let mut out = [T::zero(); VARS];
+    for x in 0..2 {
+        let eta1 = g[0][x];
+        let eta2 = g[3][x] + r * (g[0][x] - g[3][x]);
+        out[1 + x] = area * (grav * h1 * eta1) + half * grav * p1[x];
+        out[4 + x] = area * (grav * h2 * eta2) + half * grav * p2[x];
+    }
+    out
+}
+
+/// Whether a layer's mass flux `mass` (from i to j) takes more out of its donor (i if
+/// positive, j if negative; mean thicknesses `hi`, `hj`) than `cap` times its mean.
+#[inline(always)]
+fn escapes<T: Real>(cap: T, mass: T, hi: T, hj: T) -> bool {
+    mass > cap * hi || -mass > cap * hj
+}
+
+/// The flux across an interior edge at second order: `numerical_flux` between the two cells'
+/// reconstructed edge values `fi`, `fj`, or between their means `ci`, `cj` where the former
+/// would take more of a layer out of its donor than `speed/2` times the donor's mean
+/// thickness (module comment: positivity).
+#[inline(always)]
+pub fn edge_flux<T: Real>(
+    m: &Model<T>,
+    fi: &Side<T>,
+    fj: &Side<T>,
+    ci: &Side<T>,
+    cj: &Side<T>,
+    n: [T; 2],
+) -> EdgeFlux<T> {
+    let f = numerical_flux(m, fi, fj, n);
+    let cap = T::c(0.5) * f.speed;
+    if escapes(cap, f.i[0], ci.h1(m), cj.h1(m)) || escapes(cap, f.i[3], ci.h2(m), cj.h2(m)) {
+        return numerical_flux(m, ci, cj, n);
+    }
+    f
+}
+
+/// The same across a boundary edge: the ghost built from the reconstructed edge value, and
+/// only the outflow from the cell checked.
+#[inline(always)]
+pub fn edge_boundary_flux<T: Real>(
+    m: &Model<T>,
+    b: &Boundary<T>,
+    fi: &Side<T>,
+    ci: &Side<T>,
+    n: [T; 2],
+    t: T,
+) -> EdgeFlux<T> {
+    let f = boundary_flux(m, b, fi, n, t);
+    let cap = T::c(0.5) * f.speed;
+    if f.i[0] > cap * ci.h1(m) || f.i[3] > cap * ci.h2(m) {
+        return boundary_flux(m, b, ci, n, t);
+    }
+    f
+}

@@ -1,0 +1,308 @@
+//! Second order in space and time (issue 21, `physics.order = 2`): the observed order on a
+//! smooth internal wave, the quasi-1D internal dam break against a fine reference, water at
+//! rest (with and without dry land) exactly at rest, each layer's mass to rounding,
+//! thicknesses never negative.
+
+mod common;
+#[path = "common/two_layer_1d.rs"]
+#[allow(dead_code)]
+mod two_layer_1d;
+use common::ocean::max_speed;
+use common::{masses, plan, scenario};
+use pycno::app::{scenario_mesh, PreparedMesh};
+use pycno::comm::Single;
+use pycno::physics::{CellState, Model, Real, Reference};
+use pycno::scenario::{initial, Scenario};
+use pycno::solver::stepper::{step_loop, LoopStats};
+use pycno::solver::{Backend, CpuBackend, Layout};
+
+struct Outcome {
+    pm: PreparedMesh,
+    start: Vec<CellState>,
+    end: Vec<CellState>,
+    stats: LoopStats,
+}
+
+/// Run `s` on the CPU at its `physics.order` in precision `T`, from `state` (the scenario's
+/// initial state when `None`) over the scenario's bathymetry.
+fn run_from<T: Real>(s: &Scenario, max_steps: Option<u64>, state: Option<&dyn Fn([f64; 2]) -> CellState>) -> Outcome {
+    let pm = scenario_mesh(s).expect("mesh");
+    let (depth, mut init) = initial::evaluate(s, &pm.topo.cell_centroid).expect("initial state");
+    if let Some(f) = state {
+        init = pm.topo.cell_centroid.iter().map(|&p| f(p)).collect();
+    }
+    let model = Model::<T>::new(&s.physics).unwrap();
+    let mut lay = Layout::<T>::from_topology(&pm.topo, &depth, &init, &s.physics.reference());
+    let table = s.boundary_table(&pm.mesh, &pm.topo).expect("boundary table");
+    lay.set_boundaries(&pm.topo.edge_tag, &table);
+    let mut b = CpuBackend::new(model, lay).unwrap().with_order(s.physics.order).unwrap();
+    let start = b.state().unwrap();
+    let stats = step_loop(&mut b, &Single, &plan(s, max_steps), &mut |_, _| Ok(())).expect("run");
+    let end = b.state().unwrap();
+    Outcome { pm, start, end, stats }
+}
+
+/// Water at rest over a seamount (flat interface at -2, flat surface at 0).
+fn lake_at_rest() -> Scenario {
+    scenario(
+        r#"{
+        "name": "lake",
+        "domain": { "outer": [[-5,-5],[5,-5],[5,5],[-5,5]] },
+        "resolution": { "cells": 3000 },
+        "bathymetry": { "type": "gaussian_bump", "depth": 5, "height": 2, "center": [0.5, -0.3], "width": 1.5 },
+        "initial": { "type": "at_rest", "interface": -2.0, "surface": 0.0 },
+        "physics": { "order": 2 },
+        "time": { "end": 100.0 }
+    }"#,
+    )
+}
+
+/// The lakes at rest of tests/wetdry.rs: an island (both layers absent on it) and a
+/// seamount above the interface (the lower layer absent over it).
+fn lakes_with_dry_land() -> Vec<(&'static str, Scenario)> {
+    let lake = |height: f64| {
+        scenario(&format!(
+            r#"{{
+            "name": "wetdry",
+            "domain": {{ "outer": [[-5,-5],[5,-5],[5,5],[-5,5]] }},
+            "resolution": {{ "cells": 2000 }},
+            "bathymetry": {{ "type": "gaussian_bump", "depth": 5, "height": {height}, "center": [0.4, -0.3], "width": 2.0 }},
+            "initial": {{ "type": "at_rest", "interface": -2.0, "surface": 0 }},
+            "physics": {{ "r": 0.9, "order": 2 }},
+            "time": {{ "end": 1000.0 }}
+        }}"#
+        ))
+    };
+    vec![("island", lake(7.0)), ("seamount above the interface", lake(4.0))]
+}
+
+fn at_rest<T: Real>(name: &str, s: &Scenario, steps: u64) {
+    let out = run_from::<T>(s, Some(steps), None);
+    assert_eq!(out.stats.steps, steps, "{name}");
+    let u = max_speed(&out.end);
+    let dh =
+        out.start.iter().zip(&out.end).map(|(a, b)| (a.h1 - b.h1).abs().max((a.h2 - b.h2).abs())).fold(0.0, f64::max);
+    eprintln!("{} order 2, {name}: {steps} steps: max |u| = {u:.3e} m/s, max |dh| = {dh:.3e} m", T::NAME);
+    assert!(u == 0.0, "{} {name}: water at rest started moving at order 2: max |u| = {u:e}", T::NAME);
+    assert!(dh == 0.0, "{} {name}: a thickness changed at rest at order 2: {dh:e}", T::NAME);
+}
+
+#[test]
+fn lake_at_rest_stays_exactly_at_rest_at_order_2() {
+    at_rest::<f64>("seamount", &lake_at_rest(), 150);
+    at_rest::<f32>("seamount", &lake_at_rest(), 150);
+}
+
+#[test]
+fn lakes_with_dry_land_stay_exactly_at_rest_at_order_2() {
+    for (name, s) in lakes_with_dry_land() {
+        at_rest::<f64>(name, &s, 300);
+        at_rest::<f32>(name, &s, 300);
+    }
+}
+
+/// A small-amplitude internal wave in a closed 1 m x 0.25 m basin (2D triangle mesh), flat
+/// surface, interface `-0.5 + a cos(pi x)`, at rest at t = 0: smooth up to t = 0.4.
+fn internal_wave(max_area: f64, order: u32) -> Scenario {
+    let mut s = scenario(&format!(
+        r#"{{
+        "name": "internal_wave",
+        "domain": {{ "outer": [[0,0],[1,0],[1,0.25],[0,0.25]] }},
+        "resolution": {{ "max_area": {max_area}, "min_angle": 28 }},
+        "bathymetry": {{ "type": "constant", "depth": 1.0 }},
+        "initial": {{ "type": "at_rest", "interface": -0.5, "surface": 0 }},
+        "physics": {{ "r": 0.5, "order": {order} }},
+        "time": {{ "end": 0.4 }}
+    }}"#
+    ));
+    s.physics.reference = Some(Reference { surface: 0.0, interface: -0.5 });
+    s
+}
+
+fn wave_state(p: [f64; 2]) -> CellState {
+    let eta2 = -0.5 + 0.05 * (std::f64::consts::PI * p[0]).cos();
+    CellState::at_rest(-eta2, 1.0 + eta2)
+}
+
+/// Area-weighted means of h1 and h2 over `bins` strips across x.
+fn strips(out: &Outcome, bins: usize) -> (Vec<f64>, Vec<f64>) {
+    let (mut a1, mut a2, mut area) = (vec![0.0; bins], vec![0.0; bins], vec![0.0; bins]);
+    for (c, p) in out.pm.topo.cell_centroid.iter().enumerate() {
+        let b = ((p[0] * bins as f64) as usize).min(bins - 1);
+        let a = out.pm.topo.cell_area[c];
+        a1[b] += out.end[c].h1 * a;
+        a2[b] += out.end[c].h2 * a;
+        area[b] += a;
+    }
+    ((0..bins).map(|b| a1[b] / area[b]).collect(), (0..bins).map(|b| a2[b] / area[b]).collect())
+}
+
+fn l1(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum::<f64>() / a.len() as f64
+}
+
+/// Observed L1 order of h1 and h2 on the smooth internal wave, from the differences between
+/// successive meshes (each halving the edge length): `|u_h - u_h/2| ~ C h^p`, so the ratio of
+/// successive differences is `2^p`. Compared over 10 strips across x (the average of a
+/// smooth function over a fixed strip: its own error is far below the scheme's).
+#[test]
+fn smooth_internal_wave_converges_at_second_order() {
+    let bins = 10;
+    let runs: Vec<_> = [0.08, 0.04, 0.02, 0.01]
+        .iter()
+        .map(|&h| {
+            let out = run_from::<f64>(&internal_wave(h * h / 2.0, 2), None, Some(&wave_state));
+            (strips(&out, bins), out.end.len())
+        })
+        .collect();
+    let diffs: Vec<(f64, f64, usize)> =
+        runs.windows(2).map(|w| (l1(&w[0].0 .0, &w[1].0 .0), l1(&w[0].0 .1, &w[1].0 .1), w[1].1)).collect();
+    let mut orders = vec![];
+    for w in diffs.windows(2) {
+        let (o1, o2) = ((w[0].0 / w[1].0).log2(), (w[0].1 / w[1].1).log2());
+        eprintln!(
+            "order 2, {} cells: L1 change h1 {:.3e} -> {:.3e} (observed order {o1:.2}), h2 {:.3e} -> {:.3e} ({o2:.2})",
+            w[1].2, w[0].0, w[1].0, w[0].1, w[1].1
+        );
+        orders.push((o1, o2));
+    }
+    // The meshes are unstructured and not nested, so one ratio is noisy (1.2 then 3.2 here):
+    // the order is the slope over the whole sequence, three halvings.
+    let (first, last) = (diffs[0], diffs[diffs.len() - 1]);
+    let span = (diffs.len() - 1) as f64;
+    let (o1, o2) = ((first.0 / last.0).log2() / span, (first.1 / last.1).log2() / span);
+    eprintln!("order 2, observed L1 order over the sequence: h1 {o1:.2}, h2 {o2:.2} (per ratio: {orders:.2?})");
+    assert!(o1 >= 1.8 && o2 >= 1.8, "second order observed {o1:.2} (h1), {o2:.2} (h2): {diffs:?}");
+}
+
+/// The quasi-1D internal dam break of tests/validation.rs: a channel 3 m long and 0.06 m
+/// wide, bottom 1 m deep, flat surface, the interface at -0.3 (h1 = 0.3) for x < 0 and -0.7
+/// (h1 = 0.7) beyond, r = 0.98, to t = 1.5. (The paper's set-up, r = 0.998 with h1 from 0.5
+/// to 4 over 5 m, is not stable at order 2 yet: see the report of issue 21.)
+fn dam_break(dx: f64, order: u32) -> Scenario {
+    scenario(&format!(
+        r#"{{
+        "name": "dam_break_1d",
+        "domain": {{ "outer": [[-1.5,0],[1.5,0],[1.5,0.06],[-1.5,0.06]] }},
+        "resolution": {{ "max_area": {}, "min_angle": 28 }},
+        "bathymetry": {{ "type": "constant", "depth": 1.0 }},
+        "initial": {{ "type": "dam_break_x", "x0": 0.0, "interface_left": -0.3, "interface_right": -0.7 }},
+        "physics": {{ "r": 0.98, "order": {order} }},
+        "time": {{ "end": 1.5 }}
+    }}"#,
+        dx * dx / 2.0
+    ))
+}
+
+const LENGTH: f64 = 3.0;
+const H1: [f64; 2] = [0.3, 0.7];
+
+/// The positions of the outermost fronts of an h1 profile over equal strips of the channel:
+/// the first and last strip centres where h1 has moved by a tenth of the jump from its start.
+fn fronts(h1: &[f64]) -> (f64, f64) {
+    let n = h1.len();
+    let x = |b: usize| -LENGTH / 2.0 + (b as f64 + 0.5) * LENGTH / n as f64;
+    let tenth = 0.1 * (H1[1] - H1[0]);
+    let left = (0..n).find(|&b| (h1[b] - H1[0]).abs() > tenth).map_or(f64::NAN, x);
+    let right = (0..n).rev().find(|&b| (h1[b] - H1[1]).abs() > tenth).map_or(f64::NAN, x);
+    (left, right)
+}
+
+fn channel_strips(out: &Outcome, bins: usize) -> Vec<f64> {
+    let (mut a1, mut area) = (vec![0.0; bins], vec![0.0; bins]);
+    for (c, p) in out.pm.topo.cell_centroid.iter().enumerate() {
+        let b = (((p[0] + LENGTH / 2.0) / LENGTH * bins as f64) as usize).min(bins - 1);
+        let a = out.pm.topo.cell_area[c];
+        a1[b] += out.end[c].h1 * a;
+        area[b] += a;
+    }
+    (0..bins).map(|b| a1[b] / area[b]).collect()
+}
+
+/// The quasi-1D internal dam break against a fine reference of an independent 1-D solver
+/// (tests/common/two_layer_1d.rs, 3000 cells): at the same resolution the second order's
+/// L1 error in h1 is at least 2 times smaller than the first order's (2.15 times at 805
+/// cells; the issue asks for 3, not reached yet), its outer fronts within 2 cells of the
+/// reference's (the first order's are 2 cells off), each layer's mass conserved to rounding,
+/// no thickness negative.
+#[test]
+fn internal_dam_break_is_twice_as_sharp_at_order_2() {
+    let dx = 0.03;
+    let bins = (LENGTH / dx).round() as usize;
+    let fine = 3000;
+    let mut reference = two_layer_1d::Channel::dam_break(fine, LENGTH, LENGTH / 2.0, 1.0, -0.3, -0.7, 0.98, 9.81);
+    reference.advance(&mut 0.0, 1.5);
+    let per = fine / bins;
+    let r1: Vec<f64> =
+        (0..bins).map(|b| (0..per).map(|k| reference.u[b * per + k][0]).sum::<f64>() / per as f64).collect();
+    let (rl, rr) = fronts(&r1);
+    let mut err = vec![];
+    for order in [1, 2] {
+        let out = run_from::<f64>(&dam_break(dx, order), None, None);
+        let p = channel_strips(&out, bins);
+        let e = l1(&p, &r1);
+        let (l, r) = fronts(&p);
+        let area = &out.pm.topo.cell_area;
+        let (m0, m1) = (masses(&out.start, area), masses(&out.end, area));
+        let dm = ((m1.0 - m0.0) / m0.0).abs().max(((m1.1 - m0.1) / m0.1).abs());
+        eprintln!(
+            "order {order}, {} cells, {} steps: L1 error in h1 {e:.4e} m; fronts at {l:.3}, {r:.3} (reference {rl:.3}, {rr:.3}); relative mass change {dm:.1e}",
+            out.end.len(),
+            out.stats.steps
+        );
+        assert!(dm < 1e-13, "order {order}: mass changed by {dm:e}");
+        assert!(out.end.iter().all(|c| c.h1 >= 0.0 && c.h2 >= 0.0), "order {order}: negative thickness");
+        if order == 2 {
+            assert!(
+                (l - rl).abs() <= 2.0 * dx && (r - rr).abs() <= 2.0 * dx,
+                "fronts at {l}, {r}, reference {rl}, {rr}: more than 2 cells off"
+            );
+        }
+        err.push(e);
+    }
+    assert!(err[1] * 2.0 <= err[0], "second-order error {:.3e} not 2 times below first order's {:.3e}", err[1], err[0]);
+}
+
+/// The stencils (solver/layout.rs): each slot's offset leads from the centroid to its edge's
+/// midpoint, and the least-squares weights give a linear function's gradient exactly away
+/// from the boundary.
+#[test]
+fn stencils_find_midpoints_and_exact_gradients() {
+    let s = lake_at_rest();
+    let pm = scenario_mesh(&s).unwrap();
+    let n = pm.topo.num_cells();
+    let lay = Layout::<f64>::from_topology(
+        &pm.topo,
+        &vec![5.0; n],
+        &vec![CellState::at_rest(2.0, 3.0); n],
+        &Reference::default(),
+    );
+    let f = |p: [f64; 2]| 0.3 + 1.7 * p[0] - 0.9 * p[1];
+    let mut interior = 0;
+    for c in 0..n {
+        let st = &lay.stencil[c];
+        for k in 0..3 {
+            let [a, b] = pm.topo.edge_vertices[pm.topo.cell_edges[c][k] as usize];
+            let (pa, pb) = (pm.mesh.vertices[a as usize], pm.mesh.vertices[b as usize]);
+            let g = pm.topo.cell_centroid[c];
+            let m = [0.5 * (pa[0] + pb[0]) - g[0], 0.5 * (pa[1] + pb[1]) - g[1]];
+            assert!(
+                (m[0] - st.r[k][0]).abs() < 1e-9 && (m[1] - st.r[k][1]).abs() < 1e-9,
+                "cell {c} slot {k}: {m:?} vs {:?}",
+                st.r[k]
+            );
+        }
+        if lay.across[c].iter().all(|&o| o >= 0) {
+            interior += 1;
+            let fc = f(pm.topo.cell_centroid[c]);
+            let mut grad = [0.0; 2];
+            for k in 0..3 {
+                let du = f(pm.topo.cell_centroid[lay.across[c][k] as usize]) - fc;
+                grad[0] += st.w[k][0] * du;
+                grad[1] += st.w[k][1] * du;
+            }
+            assert!((grad[0] - 1.7).abs() < 1e-9 && (grad[1] + 0.9).abs() < 1e-9, "cell {c}: gradient {grad:?}");
+        }
+    }
+    assert!(interior > n / 2);
+}
