@@ -626,8 +626,8 @@ fn example_scenarios_run() {
         let file = example(name);
         assert!(file.exists(), "{} is missing", file.display());
         // A mesh file's cells are what they are: --cells only where a domain is triangulated.
-        let cells: &[&str] =
-            if name.contains("gmsh") || name == "strait_exchange.json" { &[] } else { &["--cells", "400"] };
+        let meshed = read_json(&file).get("mesh").is_some();
+        let cells: &[&str] = if meshed { &[] } else { &["--cells", "400"] };
         let mut args = vec!["run", file.to_str().unwrap(), "--t-end", "0.05", "--out", "o", "--no-vtk", "-q"];
         args.extend_from_slice(cells);
         ok(d.path(), &args);

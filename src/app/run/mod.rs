@@ -392,6 +392,19 @@ fn device_exchange(
     if !want || !all_gpus {
         return Ok(None);
     }
+    // NCCL needs a GPU of its own per rank: ranks that share one (more ranks on a node than
+    // GPUs, as in tests) keep the host exchange.
+    let gpus = crate::solver::cuda::device_count().unwrap_or(0);
+    let shared = comm.min_f64(if comm.node_rank().1 > gpus { 0.0 } else { 1.0 }) == 0.0;
+    if shared {
+        if comm.is_root() && opts.gpu_exchange == GpuExchange::Nccl {
+            eprintln!(
+                "note: the halo goes through the host (--gpu-exchange host): NCCL needs one GPU per rank, and {} ranks share {gpus} GPU(s) on a node",
+                comm.node_rank().1
+            );
+        }
+        return Ok(None);
+    }
     match agree(comm, b.connect_device_exchange(comm, plan))? {
         Ok(what) => Ok(Some(what)),
         Err(why) => {
