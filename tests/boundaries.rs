@@ -678,6 +678,18 @@ fn forced_scenario(dir: &Path) -> std::path::PathBuf {
     p
 }
 
+/// `pycno run SC` in float64 on `np` CPU ranks into `out`, which must succeed.
+fn run_f64_on_cpu(np: usize, sc: &str, out: &Path) -> std::process::Output {
+    let o = pycno_np(
+        np,
+        None,
+        &["run", sc, "--precision", "f64", "--backend", "cpu", "--out", out.to_str().unwrap(), "-q"],
+        &[],
+    );
+    assert!(o.status.success(), "{np} ranks: {}", text(&o));
+    o
+}
+
 #[test]
 fn forced_runs_equal_on_one_and_three_ranks_and_report_the_budget() {
     let dir = tempfile::tempdir().unwrap();
@@ -686,13 +698,7 @@ fn forced_runs_equal_on_one_and_three_ranks_and_report_the_budget() {
     let mut sums = Vec::new();
     for np in [1, 3] {
         let out = dir.path().join(format!("out{np}"));
-        let o = pycno_np(
-            np,
-            None,
-            &["run", sc, "--precision", "f64", "--backend", "cpu", "--out", out.to_str().unwrap(), "-q"],
-            &[],
-        );
-        assert!(o.status.success(), "{np} ranks: {}", text(&o));
+        let o = run_f64_on_cpu(np, sc, &out);
         let st = stats(&out);
         sums.push(st["state_checksum"].clone());
         let b = st["boundaries"].as_array().expect("boundaries in stats.json");
@@ -794,13 +800,7 @@ fn gauges_record_the_discharge_through_tags_on_any_rank_count_and_across_a_resta
     let mut tables = Vec::new();
     for np in [1, 3] {
         let out = dir.path().join(format!("g{np}"));
-        let o = pycno_np(
-            np,
-            None,
-            &["run", sc, "--precision", "f64", "--backend", "cpu", "--out", out.to_str().unwrap(), "-q"],
-            &[],
-        );
-        assert!(o.status.success(), "{np} ranks: {}", text(&o));
+        run_f64_on_cpu(np, sc, &out);
         let (head, rows) = gauge_table(&out);
         let col =
             |name: &str| head.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}: {head:?}"));
