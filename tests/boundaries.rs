@@ -20,7 +20,7 @@ fn backend(s: &Scenario) -> (pycno::app::PreparedMesh, CpuBackend<f64>) {
     let mut lay = Layout::<f64>::from_topology(&pm.topo, &depth, &init, &s.physics.reference());
     lay.set_boundaries(&pm.topo.edge_tag, &s.boundary_table(&pm.mesh, &pm.topo).expect("table"));
     if let Some(c) = s.physics.coriolis.filter(|c| c.varies()) {
-        lay.set_coriolis(&pm.topo.cell_centroid.iter().map(|p| c.f_at(p[1])).collect::<Vec<_>>());
+        lay.set_coriolis(&c.at_centroids(&pm.topo.cell_centroid));
     }
     let b = CpuBackend::new(Model::new(&s.physics).unwrap(), lay).unwrap();
     (pm, b)

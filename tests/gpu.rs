@@ -540,7 +540,7 @@ fn forced_agreement<T: CudaReal>(coriolis: &str, tol_h: f64, tol_q: f64, tol_bud
     let mut lay = Layout::<T>::from_topology(&pm.topo, &depth, &start, &s.physics.reference());
     lay.set_boundaries(&pm.topo.edge_tag, &s.boundary_table(&pm.mesh, &pm.topo).unwrap());
     if let Some(c) = s.physics.coriolis.filter(|c| c.varies()) {
-        lay.set_coriolis(&pm.topo.cell_centroid.iter().map(|p| c.f_at(p[1])).collect::<Vec<_>>());
+        lay.set_coriolis(&c.at_centroids(&pm.topo.cell_centroid));
     }
     let plan = common::plan(&s, None);
     let mut gpu = CudaBackend::new(params, &lay, 0).unwrap();

@@ -129,6 +129,11 @@ impl Coriolis {
     pub fn f_at(&self, y: f64) -> f64 {
         self.f() + self.beta.unwrap_or(0.0) * (y - self.y0.unwrap_or(0.0))
     }
+
+    /// f at each of `centroids` (a beta-plane's per-cell values, `Layout::set_coriolis`).
+    pub fn at_centroids<'a>(&self, centroids: impl IntoIterator<Item = &'a [f64; 2]>) -> Vec<f64> {
+        centroids.into_iter().map(|p| self.f_at(p[1])).collect()
+    }
 }
 
 fn default_g() -> f64 {

@@ -305,8 +305,13 @@ fn backend_in<T: CudaReal>(
         }
     }
     if let Some(c) = setup.scenario.physics.coriolis.filter(|c| c.varies()) {
-        // A beta-plane: each owned cell's f at its centroid's y.
-        let f: Vec<f64> = part.global.iter().map(|&g| c.f_at(topo.cell_centroid[g as usize][1])).collect();
+        // A beta-plane: each owned cell's f at its centroid. A rank's piece numbers its
+        // owned cells first, in layout order; otherwise `topo` is the global mesh.
+        let f = if part.piece {
+            c.at_centroids(&topo.cell_centroid[..part.global.len()])
+        } else {
+            c.at_centroids(part.global.iter().map(|&g| &topo.cell_centroid[g as usize]))
+        };
         layout.set_coriolis(&f);
     }
     let order = setup.scenario.physics.order;
