@@ -175,27 +175,29 @@ fn smooth_internal_wave_converges_at_second_order() {
     assert!(o1 >= 1.8 && o2 >= 1.8, "second order observed {o1:.2} (h1), {o2:.2} (h2): {diffs:?}");
 }
 
-/// The quasi-1D internal dam break of tests/validation.rs: a channel 3 m long and 0.06 m
-/// wide, bottom 1 m deep, flat surface, the interface at -0.3 (h1 = 0.3) for x < 0 and -0.7
-/// (h1 = 0.7) beyond, r = 0.98, to t = 1.5. (The paper's set-up, r = 0.998 with h1 from 0.5
-/// to 4 over 5 m, is not stable at order 2 yet: see the report of issue 21.)
+/// The quasi-1D internal dam break of the paper's set-up (section 4, cut along a diameter):
+/// a channel 10 m long (walls at x = -5 and 5) and two cells wide, bottom 5 m deep, flat
+/// surface, h1 = 0.5 for x < 0 and 4 beyond (h2 = 5 - h1), at rest, r = 0.998, to t = 5 (the
+/// issue's time).
 fn dam_break(dx: f64, order: u32) -> Scenario {
     scenario(&format!(
         r#"{{
         "name": "dam_break_1d",
-        "domain": {{ "outer": [[-1.5,0],[1.5,0],[1.5,0.06],[-1.5,0.06]] }},
-        "resolution": {{ "max_area": {}, "min_angle": 28 }},
-        "bathymetry": {{ "type": "constant", "depth": 1.0 }},
-        "initial": {{ "type": "dam_break_x", "x0": 0.0, "interface_left": -0.3, "interface_right": -0.7 }},
-        "physics": {{ "r": 0.98, "order": {order} }},
-        "time": {{ "end": 1.5 }}
+        "domain": {{ "outer": [[-5,0],[5,0],[5,{w}],[-5,{w}]] }},
+        "resolution": {{ "max_area": {a}, "min_angle": 28 }},
+        "bathymetry": {{ "type": "constant", "depth": 5.0 }},
+        "initial": {{ "type": "dam_break_x", "x0": 0.0, "interface_left": -0.5, "interface_right": -4.0 }},
+        "physics": {{ "r": 0.998, "order": {order} }},
+        "time": {{ "end": {END} }}
     }}"#,
-        dx * dx / 2.0
+        w = 2.0 * dx,
+        a = dx * dx / 2.0
     ))
 }
 
-const LENGTH: f64 = 3.0;
-const H1: [f64; 2] = [0.3, 0.7];
+const LENGTH: f64 = 10.0;
+const END: f64 = 5.0;
+const H1: [f64; 2] = [0.5, 4.0];
 
 /// The positions of the outermost fronts of an h1 profile over equal strips of the channel:
 /// the first and last strip centres where h1 has moved by a tenth of the jump from its start.
@@ -219,19 +221,21 @@ fn channel_strips(out: &Outcome, bins: usize) -> Vec<f64> {
     (0..bins).map(|b| a1[b] / area[b]).collect()
 }
 
-/// The quasi-1D internal dam break against a fine reference of an independent 1-D solver
-/// (tests/common/two_layer_1d.rs, 3000 cells): at the same resolution the second order's
-/// L1 error in h1 is at least 2 times smaller than the first order's (2.15 times at 805
-/// cells; the issue asks for 3, not reached yet), its outer fronts within 2 cells of the
-/// reference's (the first order's are 2 cells off), each layer's mass conserved to rounding,
-/// no thickness negative.
+/// The quasi-1D internal dam break of the paper's set-up against a fine reference of an
+/// independent 1-D solver (tests/common/two_layer_1d.rs, 4000 cells): order 2 runs to t = 5
+/// (before the cell-interior term lost its midpoint-rule quadratic part it blew up at
+/// t = 0.9: physics/reconstruct.rs), its L1 error in h1 below the first order's at the same
+/// resolution (1.16 times at 1296 cells: the issue asks for 3, not reached yet), its outer
+/// fronts within 2 cells of the reference's, each layer's mass conserved to rounding, no
+/// thickness negative.
 #[test]
-fn internal_dam_break_is_twice_as_sharp_at_order_2() {
-    let dx = 0.03;
+fn paper_internal_dam_break_runs_and_beats_first_order_at_order_2() {
+    let dx: f64 = std::env::var("PYCNO_DAM_DX").ok().and_then(|v| v.parse().ok()).unwrap_or(0.05);
     let bins = (LENGTH / dx).round() as usize;
-    let fine = 3000;
-    let mut reference = two_layer_1d::Channel::dam_break(fine, LENGTH, LENGTH / 2.0, 1.0, -0.3, -0.7, 0.98, 9.81);
-    reference.advance(&mut 0.0, 1.5);
+    let fine: usize = std::env::var("PYCNO_DAM_FINE").ok().and_then(|v| v.parse().ok()).unwrap_or(4000);
+    let mut reference =
+        two_layer_1d::Channel::dam_break(fine, LENGTH, LENGTH / 2.0, 5.0, -(H1[0]), -(H1[1]), 0.998, 9.81);
+    reference.advance(&mut 0.0, END);
     let per = fine / bins;
     let r1: Vec<f64> =
         (0..bins).map(|b| (0..per).map(|k| reference.u[b * per + k][0]).sum::<f64>() / per as f64).collect();
@@ -260,7 +264,8 @@ fn internal_dam_break_is_twice_as_sharp_at_order_2() {
         }
         err.push(e);
     }
-    assert!(err[1] * 2.0 <= err[0], "second-order error {:.3e} not 2 times below first order's {:.3e}", err[1], err[0]);
+    eprintln!("error ratio order 1 / order 2: {:.2}", err[0] / err[1]);
+    assert!(err[1] * 1.1 <= err[0], "second-order error {:.3e} not below first order's {:.3e}", err[1], err[0]);
 }
 
 /// The stencils (solver/layout.rs): each slot's offset leads from the centroid to its edge's

@@ -153,7 +153,7 @@ impl<T: Real> CpuBackend<T> {
         let order2 = self.order == 2;
         let n = self.lay.n_owned;
         let acc = &self.acc;
-        let (grads, stencil) = (&self.grads, &self.lay.stencil);
+        let grads = &self.grads;
         let coriolis = &self.lay.coriolis;
         let (old1, old2, old_lo) = (&self.lay.v1[..n], &self.lay.v2[..n], &self.lay.lo[..n]);
         let [new1, new2] = &mut self.other;
@@ -175,7 +175,7 @@ impl<T: Real> CpuBackend<T> {
                 let mut total = [[sum(0, 0), sum(0, 1), sum(0, 2)], [sum(1, 0), sum(1, 1), sum(1, 2)]];
                 if order2 {
                     let u = [a[0] + b[0], a[1], a[2], b[0], b[1], b[2]];
-                    let extra = reconstruct::interior(&model, &u, a[3], b[3], &grads[c], &stencil[c]);
+                    let extra = reconstruct::interior(&model, &u, a[3], b[3], &grads[c]);
                     for m in 1..3 {
                         total[0][m] = total[0][m] + extra[m];
                         total[1][m] = total[1][m] + extra[3 + m];
