@@ -20,7 +20,8 @@ struct Control {
     double dt_min_unclipped;  // smallest step of the batch not clipped to the target
     double pad1;
     unsigned long long stop;    // 0 running, 1 target or step limit reached, 2 a cell went
-                                // unphysical (in the update before), 3 no positive finite step
+                                // unphysical (in the update before), 3 no positive finite step,
+                                // 4 another GPU did not answer (peer.cu)
     unsigned long long steps;   // steps completed in this batch
     unsigned long long limit;   // at most this many steps in this batch
     unsigned long long blocks;  // blocks of the time-step kernel done (the last one finalizes)
@@ -29,7 +30,18 @@ struct Control {
     // Several GPUs: this rank's smallest step as the complement of its bit pattern, and its
     // health flag, for one NCCL all-reduce (max) of both words; then finalize_resident.
     unsigned long long reduce_dt, reduce_bad;
+    // Exchanges before this batch (the GPU-to-GPU stores of peer.cu number theirs from it).
+    unsigned long long seq;
 };
+
+// Programmatic dependent launch (Hopper): a kernel launched with the attribute may start
+// while the kernel before it on the stream finishes; it waits here, before reading anything
+// that kernel wrote, so the results are those of a plain launch. A no-op otherwise.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 __device__ __forceinline__ double dt_from_min_bits(unsigned long long bits, float) {
     return bits > 0xffffffffull ? __longlong_as_double(0x7ff8000000000000ll) : (double)__uint_as_float((unsigned)bits);
@@ -70,9 +82,10 @@ __device__ void finalize_step(Control* c, unsigned long long bits, unsigned long
 // With several GPUs (`finalize` 0) the last block leaves this rank's minimum and health flag
 // in the control block: one NCCL all-reduce (max of both words) follows on the stream, then
 // finalize_resident takes the step from the reduced words, the same on every rank.
+// Whether this block was the last (every thread gets it).
 template <typename T>
-__device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Control* c, int finalize) {
-    if (*(volatile unsigned long long*)&c->stop != 0) return;
+__device__ __forceinline__ bool dt_resident(const Arrays<T>& a, T two_gamma, Control* c, int finalize) {
+    if (*(volatile unsigned long long*)&c->stop != 0) return false;
     unsigned long long bits = ~0ull;
     long long stride = (long long)gridDim.x * blockDim.x;
     for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < a.n_owned; k += stride) {
@@ -100,27 +113,32 @@ __device__ __forceinline__ void dt_resident(const Arrays<T>& a, T two_gamma, Con
             c->reduce_bad = bad;
         }
     }
+    return last;
 }
 
 #define PYCNO_RESIDENT(T, SUFFIX)                                                                                 \
     /* Edges begin..end (all, or the interior and the communication edges of a rank). */                     \
     extern "C" __global__ void edge_resident_##SUFFIX(Arrays<T> a, Model<T> m, int begin, int end,              \
                                                        const Control* c) {                                      \
+        pdl_wait();                                                                                               \
         if (*(const volatile unsigned long long*)&c->stop != 0) return;                                          \
         edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, begin, end, m,            \
                        (T)c->t, a.scratch);                                                                      \
     }                                                                                                             \
     extern "C" __global__ void dt_resident_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, int finalize) {        \
+        pdl_wait();                                                                                               \
         dt_resident<T>(a, two_gamma, c, finalize);                                                               \
     }                                                                                                             \
     /* One thread, after the all-reduce of the ranks' minima and health flags. */                               \
     extern "C" __global__ void finalize_resident_##SUFFIX(Arrays<T> a, Control* c) {                             \
+        pdl_wait();                                                                                               \
         if (*(volatile unsigned long long*)&c->stop != 0) return;                                                \
         finalize_step<T>(c, ~c->reduce_dt, c->reduce_bad);                                                      \
     }                                                                                                             \
     /* Step k of the batch (from 0) updates only if it was taken: its time step was chosen. */                   \
     extern "C" __global__ void update_resident_##SUFFIX(Arrays<T> a, Model<T> m, const Control* c,               \
                                                          unsigned long long k) {                                 \
+        pdl_wait();                                                                                               \
         if (*(const volatile unsigned long long*)&c->steps != k + 1) return;                                     \
         update_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, a.stride, a.n_owned, m, (T)c->dt, \
                          a.scratch, a.coriolis);                                                                 \

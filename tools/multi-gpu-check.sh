@@ -2,7 +2,7 @@
 # Multi-GPU tests (one MPI rank per GPU): the paper benchmark on N GPUs equals one GPU bit for
 # bit (the order-independent state checksum of stats.json), in float32 and float64, with the
 # overlapped and the blocking exchange, each through the host (pinned copies and MPI) and from
-# GPU to GPU (NCCL, device-resident; also with NCCL outside CUDA graphs, with the host driving
+# GPU to GPU (NCCL and the GPUs' own stores, device-resident; also with NCCL outside CUDA graphs, with the host driving
 # every step, and the fallback where NCCL is missing), for N = 2 .. the GPUs present; mass per layer is
 # conserved; the parallel VTK output (.pvtu + one .vtu per rank) is written. Then runs that
 # cannot be lost, on GPUs: a run killed (SIGKILL) on 1 and on 2 GPUs restarts to the
@@ -64,7 +64,7 @@ for prec in f32 f64; do
         check "1 GPU: mass per layer conserved ($prec, $cells cells)" mass_ok "$one"
         for np in "${ranks[@]}"; do
             for ex in overlap blocking; do
-                for gx in host nccl; do
+                for gx in host nccl ipc; do
                     d="$W/n${np}_${prec}_${cells}_${ex}_$gx"
                     if mpirun --allow-run-as-root --bind-to none -np "$np" "$PYCNO" run --cells "$cells" --t-end 0.1 --backend cuda \
                         --precision "$prec" --exchange "$ex" --gpu-exchange "$gx" --no-vtk -q --out "$d"; then
@@ -86,10 +86,10 @@ done
 # by step instead of inside CUDA graphs, the host driving every step (device steps off), and
 # NCCL missing (a library name that does not exist): the host-staged exchange, with a note.
 one="$W/one_f32_64052"
-nccl_mode() { # name, env assignment, expected gpu_exchange prefix
-    local name=$1 env=$2 want=$3 d="$W/mode_$1"
+nccl_mode() { # name, env assignment, expected gpu_exchange prefix[, engine asked for]
+    local name=$1 env=$2 want=$3 gx=${4:-nccl} d="$W/mode_$1"
     if env "$env" mpirun --allow-run-as-root --bind-to none -np 2 -x "${env%%=*}" "$PYCNO" run --cells 64052 --t-end 0.1 \
-        --backend cuda --gpu-exchange nccl --no-vtk -q --out "$d" 2>"$d.err"; then
+        --backend cuda --gpu-exchange "$gx" --no-vtk -q --out "$d" 2>"$d.err"; then
         check "2 GPUs, $name = 1 GPU bit for bit: checksum $(field "$d" state_checksum)" same "$one" "$d"
         check "2 GPUs, $name: the halo went through $want" grep -q "\"gpu_exchange\": \"$want" "$d/stats.json"
     else
@@ -101,6 +101,9 @@ nccl_mode() { # name, env assignment, expected gpu_exchange prefix
 nccl_mode "NCCL outside CUDA graphs" PYCNO_NCCL_GRAPH=0 nccl
 nccl_mode "NCCL, host-driven steps" PYCNO_DEVICE_STEPS=1 nccl
 nccl_mode "NCCL missing" PYCNO_NCCL_LIB=libpycno-no-such-nccl.so.2 host
+nccl_mode "GPU stores, host-driven steps" PYCNO_DEVICE_STEPS=1 ipc ipc
+nccl_mode "GPU stores without programmatic launch" PYCNO_PDL=0 ipc ipc
+nccl_mode "auto takes the GPU stores" PYCNO_PDL=1 ipc auto
 check "2 GPUs, NCCL missing: the fallback says why" grep -q "halo goes through the host.*NCCL not found" "$W/mode_NCCL missing.err"
 
 # Parallel VTK output: one .vtu piece per rank per frame, a .pvtu tying them, all in the .pvd.

@@ -15,7 +15,7 @@
 #   OUT              where the table (scaling.md), the raw rows (scaling.csv) and each run's
 #                    stats go (default WORKDIR)
 #   BACKEND          cuda (default) or cpu
-#   GPU_EXCHANGE     what carries the halo between GPUs: auto (default), nccl or host
+#   GPU_EXCHANGE     what carries the halo between GPUs: auto (default), ipc, nccl or host
 #                    (`run --gpu-exchange`); run twice with two OUTs to compare
 #
 # Each size is meshed once (pycno mesh -> .pmsh) and partitioned once (pycno partition);

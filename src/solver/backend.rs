@@ -130,6 +130,7 @@ pub trait Backend: Send {
         &mut self,
         _comm: &dyn crate::comm::Comm,
         _plan: &super::exchange::HaloPlan,
+        _engine: super::exchange::GpuExchange,
     ) -> Result<std::result::Result<String, String>> {
         Ok(Err(format!("the {} backend exchanges through the host", self.name())))
     }

@@ -36,8 +36,8 @@ pub enum ExchangeMode {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GpuExchange {
-    /// NCCL where every rank is on one node, the steps run on the device and NCCL loads
-    /// everywhere; else the host.
+    /// Where every rank is on one node with a GPU of its own and the steps run on the
+    /// device: the GPUs' own stores, else NCCL where it loads everywhere; else the host.
     #[default]
     Auto,
     /// Through the host: copies to pinned memory and MPI messages (any network).
@@ -45,6 +45,10 @@ pub enum GpuExchange {
     /// From GPU to GPU with NCCL, and the time step reduced on the GPUs, so several GPUs
     /// run device-resident too; falls back to the host with a message where NCCL is missing.
     Nccl,
+    /// From GPU to GPU by the kernels' own stores into the other GPUs' memory (CUDA IPC,
+    /// one node, peer access between every pair), the time step reduced the same way;
+    /// falls back to the host with a message where that cannot be set up.
+    Ipc,
 }
 
 /// Seconds per phase of the step loop, summed over the steps (the paper's Table 3 splits).

@@ -96,6 +96,13 @@ pub fn step_loop_with(
     let on_device = plan.device_steps > 1 && edges.device_steps() && b.order() == 1;
     if on_device {
         b.prepare_device_steps(plan.gamma)?;
+        // The ranks start stepping together: a rank's first batch would otherwise count, as
+        // stepping time, its wait for another rank still capturing its graphs (the GPUs'
+        // own exchange waits on the device).
+        if comm.size() > 1 {
+            watchdog::beat(st.steps, "waiting for every rank to be ready to step");
+            comm.barrier();
+        }
     }
     while t < plan.t_end {
         if plan.max_steps.is_some_and(|m| st.steps >= m) {

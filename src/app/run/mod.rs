@@ -383,7 +383,7 @@ fn device_exchange(
 ) -> Result<Option<String>> {
     let want = match opts.gpu_exchange {
         GpuExchange::Host => false,
-        GpuExchange::Nccl => true,
+        GpuExchange::Nccl | GpuExchange::Ipc => true,
         // Multi-node runs keep MPI over the network, and so do runs the host steps.
         GpuExchange::Auto => resident && comm.node_rank().1 == comm.size(),
     };
@@ -397,18 +397,18 @@ fn device_exchange(
     let gpus = crate::solver::cuda::device_count().unwrap_or(0);
     let shared = comm.min_f64(if comm.node_rank().1 > gpus { 0.0 } else { 1.0 }) == 0.0;
     if shared {
-        if comm.is_root() && opts.gpu_exchange == GpuExchange::Nccl {
+        if comm.is_root() && matches!(opts.gpu_exchange, GpuExchange::Nccl | GpuExchange::Ipc) {
             eprintln!(
-                "note: the halo goes through the host (--gpu-exchange host): NCCL needs one GPU per rank, and {} ranks share {gpus} GPU(s) on a node",
+                "note: the halo goes through the host (--gpu-exchange host): the GPU-to-GPU exchange needs one GPU per rank, and {} ranks share {gpus} GPU(s) on a node",
                 comm.node_rank().1
             );
         }
         return Ok(None);
     }
-    match agree(comm, b.connect_device_exchange(comm, plan))? {
+    match agree(comm, b.connect_device_exchange(comm, plan, opts.gpu_exchange))? {
         Ok(what) => Ok(Some(what)),
         Err(why) => {
-            if comm.is_root() && (opts.gpu_exchange == GpuExchange::Nccl || !opts.quiet) {
+            if comm.is_root() && (opts.gpu_exchange != GpuExchange::Auto || !opts.quiet) {
                 eprintln!("note: the halo goes through the host (--gpu-exchange host): {why}");
             }
             Ok(None)

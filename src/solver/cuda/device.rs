@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 /// The kernel sources in the order NVRTC compiles them (each header only uses the ones
 /// before it). The headers mirror the files of the same name in `src/physics/`.
-pub const KERNEL_SOURCES: [(&str, &str); 12] = [
+pub const KERNEL_SOURCES: [(&str, &str); 13] = [
     ("real.cuh", include_str!("../../../kernels/real.cuh")),
     ("state.cuh", include_str!("../../../kernels/state.cuh")),
     ("model.cuh", include_str!("../../../kernels/model.cuh")),
@@ -21,6 +21,7 @@ pub const KERNEL_SOURCES: [(&str, &str); 12] = [
     ("extremes.cuh", include_str!("../../../kernels/extremes.cuh")),
     ("solver.cu", include_str!("../../../kernels/solver.cu")),
     ("resident.cu", include_str!("../../../kernels/resident.cu")),
+    ("peer.cu", include_str!("../../../kernels/peer.cu")),
     ("probe.cu", include_str!("../../../kernels/probe.cu")),
 ];
 

@@ -76,3 +76,46 @@ pub fn grid(n: usize) -> LaunchConfig {
     let b = block();
     LaunchConfig { grid_dim: ((n as u32).div_ceil(b).max(1), 1, 1), block_dim: (b, 1, 1), shared_mem_bytes: 0 }
 }
+
+/// Whether kernels of the device-resident steps are launched with programmatic dependent
+/// launch (Hopper and later; `PYCNO_PDL=0` turns it off): each kernel's blocks are scheduled
+/// while the kernel before it on the stream finishes, and wait in `pdl_wait`
+/// (`kernels/resident.cu`) before reading what it wrote.
+pub fn pdl_enabled(major: i32) -> bool {
+    major >= 9 && std::env::var("PYCNO_PDL").map_or(true, |v| v != "0")
+}
+
+/// Launch `f` on `stream` with `args` (pointers to each argument, in order), with
+/// programmatic dependent launch on the kernel before it on the stream where `pdl`.
+///
+/// # Safety
+/// As `cudarc`'s launch: `args` must be the kernel's parameters, in order and of its types.
+pub unsafe fn launch_ex(
+    stream: &CudaStream,
+    f: &cudarc::driver::CudaFunction,
+    cfg: LaunchConfig,
+    pdl: bool,
+    args: &[*const std::ffi::c_void],
+) -> Result<(), cudarc::driver::DriverError> {
+    use cudarc::driver::sys;
+    // SAFETY: a plain C struct and union, all zeros is valid.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: &mut attr,
+        numAttrs: u32::from(pdl),
+    };
+    let mut params: Vec<*mut std::ffi::c_void> = args.iter().map(|&p| p as *mut std::ffi::c_void).collect();
+    stream.context().bind_to_thread()?;
+    // SAFETY: the caller's promise on `args`; `config` and `attr` outlive the call.
+    unsafe { sys::cuLaunchKernelEx(&config, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()) }.result()
+}

@@ -7,11 +7,13 @@
 //! - [`timing`]: per-kernel timing for `bench --profile`;
 //! - [`probe`]: running single physics functions on the GPU, for the tests;
 //! - [`resident`]: many steps as one CUDA graph, read back once;
-//! - [`nccl`], [`peer`]: the halo exchange from GPU to GPU and the time step's all-reduce,
-//!   queued on the streams (NCCL), so several GPUs also run device-resident.
+//! - [`ipc`]: the halo exchange from GPU to GPU and the time step's minimum over the GPUs by
+//!   the kernels' own stores over NVLink (one node), so several GPUs run device-resident;
+//! - [`nccl`], [`peer`]: the same with NCCL, where the stores cannot be set up.
 
 pub mod device;
 pub mod halo;
+pub mod ipc;
 pub mod launch;
 pub mod nccl;
 pub mod peer;
@@ -81,6 +83,8 @@ pub struct CudaBackend<T: CudaReal> {
     halo: Option<HaloStaging<T>>,
     /// The GPU-to-GPU exchange (several ranks, NCCL), when connected.
     peer: Option<peer::DeviceHalo>,
+    /// The GPU-to-GPU exchange by the kernels' own stores (one node), when connected.
+    ipc: Option<ipc::PeerLink>,
     /// The arrays with each buffer set current (set 0: the buffers allocated first), as the
     /// CUDA graphs of [`resident`] hold them.
     home: [DeviceArrays; 2],
@@ -88,6 +92,8 @@ pub struct CudaBackend<T: CudaReal> {
     resident: Option<resident::Resident>,
     /// Steps per CUDA graph (`PYCNO_DEVICE_STEPS`; below 2: the host drives every step).
     resident_k: u64,
+    /// Programmatic dependent launch in the device-resident steps (`launch::pdl_enabled`).
+    pdl: bool,
     extremes_fn: CudaFunction,
     /// Per-cell extremes of the owned cells (`output.max_maps`), one array per quantity,
     /// and the owned cells' depths in float64 (the frames' thicknesses are computed with them).
@@ -104,6 +110,8 @@ impl<T: CudaReal> CudaBackend<T> {
             bail!("the mesh is too large for 32-bit indices on the GPU ({n} cells)");
         }
         let (ctx, module, device) = device::open(ordinal)?;
+        let major = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let pdl = launch::pdl_enabled(major);
         // Streams are ordered by explicit events (the halo copies): cudarc's per-slice event
         // tracking would make the receive-block copy wait for the interior edges' reads.
         // SAFETY: every slice is allocated and filled on the main stream, which is
@@ -182,10 +190,12 @@ impl<T: CudaReal> CudaBackend<T> {
             timing: None,
             halo: None,
             peer: None,
+            ipc: None,
             home: [DeviceArrays::default(); 2],
             resident_fns,
             resident: None,
             resident_k: crate::solver::stepper::default_device_steps(),
+            pdl,
             extremes_fn,
             extremes: None,
         };
@@ -343,10 +353,14 @@ impl<T: CudaReal> Drop for CudaBackend<T> {
         if let Some(p) = &self.peer {
             let _ = p.stream.synchronize();
         }
+        if let Some(p) = &self.ipc {
+            let _ = p.stream.synchronize();
+        }
         // The graphs hold NCCL work: they go before the communicator.
         let _ = self.stream.synchronize();
         self.resident = None;
         self.peer = None;
+        self.ipc = None;
         let _ = self.stream.synchronize();
     }
 }
@@ -425,10 +439,23 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         &mut self,
         comm: &dyn crate::comm::Comm,
         plan: &super::exchange::HaloPlan,
+        engine: super::exchange::GpuExchange,
     ) -> Result<std::result::Result<String, String>> {
+        use super::exchange::GpuExchange;
+        // The GPUs' own stores first (fewer cross-GPU handshakes a step), then NCCL.
+        if matches!(engine, GpuExchange::Auto | GpuExchange::Ipc) {
+            match self.connect_ipc_exchange(comm, plan)? {
+                Ok(what) => return Ok(Ok(what)),
+                Err(why) if engine == GpuExchange::Ipc => return Ok(Err(why)),
+                Err(_) => {}
+            }
+        }
         self.connect_peer_exchange(comm, plan)
     }
     fn device_edge_pass(&mut self, t: f64, overlap: bool) -> Result<()> {
+        if self.ipc.is_some() {
+            return self.ipc_edge_pass(t, overlap);
+        }
         self.peer_edge_pass(t, overlap, self.n_local_edges)
     }
     fn steps_on_device(&mut self, req: DeviceSteps) -> Result<Option<DeviceBatch>> {

@@ -13,14 +13,39 @@
 //! (p + k) mod 2: two graphs, one for each set the batch starts from. Steps after the one
 //! that stops the batch are no-ops, and the host swaps its sets once per step taken.
 
-use super::launch::{address, grid, DeviceArrays};
+use super::launch::{address, grid, launch_ex, DeviceArrays};
+use super::ipc::{CONTROL_WORDS, STOP_TIMEOUT};
 use super::{CudaBackend, CudaReal};
 use crate::solver::backend::{DeviceBatch, DeviceSteps, DeviceStop};
 use anyhow::{anyhow, bail, Context, Result};
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, LaunchConfig};
+use std::ffi::c_void;
 
-/// `Control` of `kernels/resident.cu`, as 16 words.
+/// A kernel argument as `cuLaunchKernelEx` takes it.
+fn arg<A>(a: &A) -> *const c_void {
+    a as *const A as *const c_void
+}
+
+/// The main stream while steps are queued: whether the last thing on it was one of our
+/// kernels (the next may then be launched with programmatic dependent launch).
+struct Queue<'a> {
+    stream: &'a cudarc::driver::CudaStream,
+    pdl: bool,
+    after_kernel: bool,
+}
+
+impl Queue<'_> {
+    fn kernel(&mut self, f: &CudaFunction, cfg: LaunchConfig, args: &[*const c_void], what: &str) -> Result<()> {
+        // SAFETY: every caller passes its kernel's arguments, in order (see each call).
+        unsafe { launch_ex(self.stream, f, cfg, self.pdl && self.after_kernel, args) }
+            .with_context(|| format!("queueing {what}"))?;
+        self.after_kernel = true;
+        Ok(())
+    }
+}
+
+/// `Control` of `kernels/resident.cu`, as 17 words.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 struct Control {
@@ -40,12 +65,14 @@ struct Control {
     clipped: u64,
     /// Several GPUs: the rank's step as `!bits` and its health flag, all-reduced (max).
     reduce: [u64; 2],
+    /// Exchanges before this batch (numbers the GPUs' stores of `ipc.rs`).
+    seq: u64,
 }
 
 /// Byte offset of `Control::reduce` in the control block.
 const REDUCE_OFFSET: u64 = 14 * 8;
 
-// SAFETY: #[repr(C)], 16 eight-byte fields, no padding; every bit pattern is valid.
+// SAFETY: #[repr(C)], 17 eight-byte fields, no padding; every bit pattern is valid.
 unsafe impl bytemuck::Zeroable for Control {}
 // SAFETY: as above.
 unsafe impl bytemuck::Pod for Control {}
@@ -119,9 +146,14 @@ impl<T: CudaReal> CudaBackend<T> {
     }
 
     /// Queue `k` steps starting from buffer set `parity` on the main stream (captured into a
-    /// graph, or launched as they are). With the GPU-to-GPU exchange each step first moves
-    /// the halo (overlapped with the interior edges, as `peer_edge_pass`) and reduces the
-    /// time step and the health flag over the ranks with NCCL before the update.
+    /// graph, or launched as they are). With a GPU-to-GPU exchange each step first moves
+    /// the halo (overlapped with the interior edges, as the host-driven edge pass) and
+    /// reduces the time step and the health flag over the ranks before the update: by the
+    /// kernels' own stores (`ipc.rs`) or with NCCL (`peer.rs`).
+    ///
+    /// Kernels that follow one of ours on the main stream are launched with programmatic
+    /// dependent launch where the GPU has it (`launch_ex`); after a wait on the exchange's
+    /// stream or an NCCL call, plainly.
     fn enqueue_steps(
         &self,
         fns: &ResidentFns,
@@ -132,50 +164,71 @@ impl<T: CudaReal> CudaBackend<T> {
     ) -> Result<()> {
         let c = address(ctl, &self.stream);
         let (m, ne, nl) = (self.model, self.n_edges as i32, self.n_local_edges as i32);
-        let edges = |a: &DeviceArrays, begin: i32, end: i32| -> Result<()> {
-            if begin >= end {
-                return Ok(());
-            }
-            let mut l = self.stream.launch_builder(&fns.edge);
-            l.arg(a).arg(&m).arg(&begin).arg(&end).arg(&c);
-            // SAFETY: the arguments of edge_resident_{f32,f64}, in order.
-            unsafe { l.launch(grid((end - begin) as usize)) }.context("queueing the edge kernel")?;
-            Ok(())
-        };
-        let finalize = i32::from(self.peer.is_none());
+        let s = &self.stream;
+        let mut q = Queue { stream: s, pdl: self.pdl, after_kernel: false };
+        let finalize = i32::from(self.peer.is_none() && self.ipc.is_none());
         for step in 0..k {
             let a: DeviceArrays = self.home[(parity + step as usize) % 2];
-            match &self.peer {
-                None => edges(&a, 0, ne)?,
-                Some(p) => {
-                    p.stream.wait(&self.stream.record_event(None)?)?;
-                    p.enqueue(&a, &p.stream)?;
-                    let done = p.stream.record_event(None)?;
-                    edges(&a, 0, nl)?;
-                    self.stream.wait(&done)?;
-                    edges(&a, nl, ne)?;
+            // edge_resident_{f32,f64}(a, m, begin, end, c)
+            let edges = |q: &mut Queue, begin: i32, end: i32| -> Result<()> {
+                if begin >= end {
+                    return Ok(());
                 }
+                let args = [arg(&a), arg(&m), arg(&begin), arg(&end), arg(&c)];
+                q.kernel(&fns.edge, grid((end - begin) as usize), &args, "the edge kernel")
+            };
+            if let Some(p) = &self.ipc {
+                // The communication edges follow the receipt on the exchange's stream, beside
+                // the interior edges (they write other accumulator slots): the step then
+                // waits for the later of the two, not for both in turn.
+                p.stream.wait(&s.record_event(None)?)?;
+                self.enqueue_ipc(&a, c, step, &p.stream)?;
+                let side_edges = std::env::var("PYCNO_IPC_SIDE_EDGES").map_or(true, |v| v != "0");
+                let mut side = Queue { stream: &p.stream, pdl: self.pdl, after_kernel: true };
+                if side_edges {
+                    edges(&mut side, nl, ne)?;
+                }
+                let done = p.stream.record_event(None)?;
+                edges(&mut q, 0, nl)?;
+                s.wait(&done)?;
+                q.after_kernel = false;
+                if !side_edges {
+                    edges(&mut q, nl, ne)?;
+                }
+            } else if let Some(p) = &self.peer {
+                p.stream.wait(&s.record_event(None)?)?;
+                p.enqueue(&a, &p.stream)?;
+                let done = p.stream.record_event(None)?;
+                edges(&mut q, 0, nl)?;
+                s.wait(&done)?;
+                q.after_kernel = false;
+                edges(&mut q, nl, ne)?;
+            } else {
+                edges(&mut q, 0, ne)?;
             }
-            let mut l = self.stream.launch_builder(&fns.dt);
-            l.arg(&a).arg(&two_gamma).arg(&c).arg(&finalize);
             // At most DT_BLOCKS blocks, each thread over several cells (see the kernel).
             let mut g = grid(self.n_owned);
             g.grid_dim.0 = g.grid_dim.0.min(DT_BLOCKS);
-            // SAFETY: the arguments of dt_resident_{f32,f64}, in order.
-            unsafe { l.launch(g) }.context("queueing the time-step kernel")?;
+            if let Some(p) = &self.ipc {
+                // dt_peer_{f32,f64}(a, two_gamma, c, peer args, k)
+                let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&p.args), arg(&step)];
+                q.kernel(&p.fns.dt, g, &args, "the time-step kernel")?;
+            } else {
+                // dt_resident_{f32,f64}(a, two_gamma, c, finalize)
+                let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize)];
+                q.kernel(&fns.dt, g, &args, "the time-step kernel")?;
+            }
             if self.peer.is_some() {
                 self.enqueue_reduce(c + REDUCE_OFFSET)?;
-                let mut l = self.stream.launch_builder(&fns.finalize);
-                l.arg(&a).arg(&c);
+                q.after_kernel = false;
                 let one =
                     cudarc::driver::LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
-                // SAFETY: the arguments of finalize_resident_{f32,f64}, in order.
-                unsafe { l.launch(one) }.context("queueing the step's choice")?;
+                // finalize_resident_{f32,f64}(a, c)
+                q.kernel(&fns.finalize, one, &[arg(&a), arg(&c)], "the step's choice")?;
             }
-            let mut l = self.stream.launch_builder(&fns.update);
-            l.arg(&a).arg(&m).arg(&c).arg(&step);
-            // SAFETY: the arguments of update_resident_{f32,f64}, in order.
-            unsafe { l.launch(grid(self.n_owned)) }.context("queueing the update kernel")?;
+            // update_resident_{f32,f64}(a, m, c, k)
+            let args = [arg(&a), arg(&m), arg(&c), arg(&step)];
+            q.kernel(&fns.update, grid(self.n_owned), &args, "the update kernel")?;
         }
         Ok(())
     }
@@ -209,7 +262,7 @@ impl<T: CudaReal> CudaBackend<T> {
         let bits = two_gamma.f64().to_bits();
         if self.resident.as_ref().is_none_or(|r| r.two_gamma_bits != bits) {
             let fns = self.resident_fns.as_ref().ok_or_else(|| anyhow!("resident kernels not loaded"))?;
-            let ctl = self.stream.alloc_zeros::<u64>(16).context("allocating the step control block")?;
+            let ctl = self.stream.alloc_zeros::<u64>(CONTROL_WORDS).context("allocating the step control block")?;
             let mut graphs = Vec::new();
             for k in sizes(self.resident_k) {
                 if self.peer.is_some() && !nccl_in_graphs() {
@@ -246,9 +299,10 @@ impl<T: CudaReal> CudaBackend<T> {
             dt_min: f64::INFINITY,
             dt_min_unclipped: f64::INFINITY,
             limit: req.limit.clamp(1, k),
+            seq: self.ipc.as_ref().map_or(0, |p| p.seq),
             ..Default::default()
         };
-        let words: [u64; 16] = bytemuck::cast(start);
+        let words: [u64; CONTROL_WORDS] = bytemuck::cast(start);
         self.stream.memcpy_htod(&words, &mut r.ctl).context("writing the step control block")?;
         let graphed = match &r.graphs[at].1 {
             Some(pair) => {
@@ -263,7 +317,7 @@ impl<T: CudaReal> CudaBackend<T> {
             self.enqueue_steps(fns, &r.ctl, parity, k, T::c(f64::from_bits(r.two_gamma_bits)))?;
         }
         let r = self.resident.as_mut().expect("made above");
-        let mut back = [0u64; 16];
+        let mut back = [0u64; CONTROL_WORDS];
         self.stream.memcpy_dtoh(&r.ctl, &mut back).context("reading the steps back")?;
         self.stream.synchronize().context("the steps on the device")?;
         let c: Control = bytemuck::cast(back);
@@ -272,6 +326,12 @@ impl<T: CudaReal> CudaBackend<T> {
         }
         if c.steps > 0 {
             r.last_dt = c.dt;
+        }
+        if c.stop == STOP_TIMEOUT {
+            return Err(super::ipc::timeout());
+        }
+        if let Some(p) = &mut self.ipc {
+            p.seq += c.steps;
         }
         // Each step's update wrote the other set.
         if c.steps % 2 == 1 {

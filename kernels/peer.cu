@@ -1,0 +1,161 @@
+// The halo and the time step's minimum from GPU to GPU by the kernels' own stores over
+// NVLink (src/solver/cuda/ipc.rs): every rank exports a mailbox (CUDA IPC) that the others
+// map; a sender stores its send cells straight into the receiver's mailbox and then a flag,
+// the receiver waits for the flag and copies the cells into its receive block. The time
+// step's minimum and the health flag go the same way, in the last block of the time-step
+// kernel. Each cross-GPU wait is one NVLink store and a poll of local memory, where NCCL's
+// send/receive and all-reduce are kernels of their own with their own handshakes.
+//
+// Mailbox layout (words of 8 bytes; PEER_MAX_RANKS ranks at most):
+//   [0, M)        halo flag per source rank: the sequence number of its last halo here
+//   [M, 5M)       reduce slot per source rank: (sequence, minimum bits, health flag, unused)
+//   [5M, ...)     the receive block's cells, layer 1 then layer 2 (n_recv cells each),
+//                 from byte PEER_HEADER_BYTES
+// Sequence numbers count exchanges from 1 (Control::seq is the count before the batch); a
+// slot is rewritten only after its reader has used it (each rank's step waits for every
+// other rank's minimum of the step before), so one slot per source suffices.
+
+#define PEER_MAX_RANKS 64
+#define PEER_HEADER_BYTES (5 * PEER_MAX_RANKS * 8)
+// A rank that waits this long for another (ns) gives up: stop = 4, reported by the host.
+#define PEER_TIMEOUT_NS 120000000000ull
+
+// Which peers and where (PeerArgs in src/solver/cuda/ipc.rs, passed by value).
+struct PeerArgs {
+    const unsigned long long* mailboxes;  // every rank's mailbox as mapped here (own: local)
+    const int* send_cells;                // per sent cell: local cell, destination rank,
+    const int* send_dest;                 //   byte offsets of its two layers in that
+    const long long* send_off;            //   destination's mailbox (2 per cell)
+    const int* dests;                     // the destination ranks and the source ranks
+    const int* sources;
+    unsigned long long* counter;          // blocks of the send kernel done
+    int n_send, n_dests, n_sources, n_recv;
+    int recv_begin, me, n_ranks, reserved;
+};
+
+__device__ __forceinline__ unsigned long long global_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Wait until the word at `w` is at least `seq`; false if PEER_TIMEOUT_NS passed first.
+__device__ __forceinline__ bool wait_for(const unsigned long long* w, unsigned long long seq) {
+    unsigned long long start = 0;
+    while (*(const volatile unsigned long long*)w < seq) {
+        unsigned long long now = global_ns();
+        if (start == 0) start = now;
+        else if (now - start > PEER_TIMEOUT_NS) return false;
+        __nanosleep(100);
+    }
+    return true;
+}
+
+__device__ __forceinline__ unsigned long long* mailbox_word(const PeerArgs& p, int rank, long long word) {
+    return (unsigned long long*)p.mailboxes[rank] + word;
+}
+
+// Store this rank's send cells into the destinations' mailboxes, then (the last block) the
+// flag `seq` in each destination's mailbox.
+template <typename T>
+__device__ __forceinline__ void peer_send(const Arrays<T>& a, const PeerArgs& p, unsigned long long seq) {
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < p.n_send) {
+        int c = p.send_cells[k];
+        unsigned long long base = p.mailboxes[p.send_dest[k]];
+        *(V4<T>*)(base + p.send_off[2 * k]) = a.v1[c];
+        *(V4<T>*)(base + p.send_off[2 * k + 1]) = a.v2[c];
+    }
+    // Every store of the block visible to the other GPUs before the block is counted.
+    __threadfence_system();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        bool last = atomicAdd(p.counter, 1ull) == gridDim.x - 1;
+        if (last) {
+            *p.counter = 0;
+            __threadfence_system();
+            for (int d = 0; d < p.n_dests; d++)
+                *(volatile unsigned long long*)mailbox_word(p, p.dests[d], p.me) = seq;
+        }
+    }
+}
+
+// Wait for every source's flag `seq`, then copy the mailbox's cells into the receive block.
+// False (in every thread of the block) if a source did not answer.
+template <typename T>
+__device__ __forceinline__ bool peer_receive(const Arrays<T>& a, const PeerArgs& p, unsigned long long seq) {
+    __shared__ bool ok;
+    if (threadIdx.x == 0) {
+        ok = true;
+        for (int s = 0; s < p.n_sources && ok; s++) ok = wait_for(mailbox_word(p, p.me, p.sources[s]), seq);
+        __threadfence_system();
+    }
+    __syncthreads();
+    if (!ok) return false;
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < p.n_recv) {
+        const V4<T>* box = (const V4<T>*)(p.mailboxes[p.me] + PEER_HEADER_BYTES);
+        // Plain loads: no thread of this kernel read these words before the flag was seen,
+        // so no cache holds them from before the other GPU's stores. The receive block is
+        // read by this step's communication edges, after this kernel.
+        ((V4<T>*)a.v1)[p.recv_begin + k] = box[k];
+        ((V4<T>*)a.v2)[p.recv_begin + k] = box[p.n_recv + k];
+    }
+    return true;
+}
+
+// The minimum over the ranks of the time step's bits and of the health flag: this rank's
+// go to every other rank's slot, then the others' are awaited in this rank's slots. False
+// if a rank did not answer.
+__device__ __forceinline__ bool peer_reduce(const PeerArgs& p, unsigned long long seq, unsigned long long& bits,
+                                            unsigned long long& bad) {
+    for (int r = 0; r < p.n_ranks; r++) {
+        if (r == p.me) continue;
+        volatile unsigned long long* slot = mailbox_word(p, r, PEER_MAX_RANKS + 4 * p.me);
+        slot[1] = bits;
+        slot[2] = bad;
+    }
+    __threadfence_system();
+    for (int r = 0; r < p.n_ranks; r++) {
+        if (r == p.me) continue;
+        *(volatile unsigned long long*)mailbox_word(p, r, PEER_MAX_RANKS + 4 * p.me) = seq;
+    }
+    unsigned long long b = bits, h = bad;
+    for (int r = 0; r < p.n_ranks; r++) {
+        if (r == p.me) continue;
+        const unsigned long long* slot = mailbox_word(p, p.me, PEER_MAX_RANKS + 4 * r);
+        if (!wait_for(slot, seq)) return false;
+        __threadfence_system();
+        unsigned long long other = ((const volatile unsigned long long*)slot)[1];
+        b = other < b ? other : b;
+        h |= ((const volatile unsigned long long*)slot)[2];
+    }
+    bits = b;
+    bad = h;
+    return true;
+}
+
+#define PYCNO_PEER(T, SUFFIX)                                                                                     \
+    /* Step k of a batch: send (and flag) this rank's cells of the buffer set the step reads. */                \
+    extern "C" __global__ void send_peer_##SUFFIX(Arrays<T> a, PeerArgs p, const Control* c, unsigned long long k) { \
+        pdl_wait();                                                                                               \
+        if (*(const volatile unsigned long long*)&c->stop != 0) return;                                          \
+        peer_send<T>(a, p, c->seq + k + 1);                                                                       \
+    }                                                                                                             \
+    extern "C" __global__ void receive_peer_##SUFFIX(Arrays<T> a, PeerArgs p, Control* c, unsigned long long k) {   \
+        pdl_wait();                                                                                               \
+        if (*(volatile unsigned long long*)&c->stop != 0) return;                                                \
+        if (!peer_receive<T>(a, p, c->seq + k + 1) && threadIdx.x == 0) c->stop = 4;                            \
+    }                                                                                                             \
+    /* The time step over the owned cells, its minimum over the ranks by peer_reduce, the step. */             \
+    extern "C" __global__ void dt_peer_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, PeerArgs p,                 \
+                                                unsigned long long k) {                                           \
+        pdl_wait();                                                                                               \
+        if (!dt_resident<T>(a, two_gamma, c, 0) || threadIdx.x != 0) return;                                      \
+        unsigned long long bits = ~c->reduce_dt, bad = c->reduce_bad;                                            \
+        if (!peer_reduce(p, c->seq + k + 1, bits, bad)) { c->stop = 4; return; }                                 \
+        finalize_step<T>(c, bits, bad);                                                                           \
+    }
+
+PYCNO_PEER(float, f32)
+PYCNO_PEER(double, f64)

@@ -1,0 +1,367 @@
+//! The halo and the time step's minimum from GPU to GPU by the kernels' own stores
+//! (`kernels/peer.cu`): each rank exports a mailbox with CUDA IPC and maps the others'
+//! (one node, a GPU per rank, peer access between every pair). A step's sender stores its
+//! send cells into the receivers' mailboxes and raises a flag there; a receiver waits for
+//! the flag and copies its mailbox into the receive block; the time-step kernel's last block
+//! stores its minimum and health flag in every other rank's mailbox and waits for theirs.
+//!
+//! Why not only NCCL (`peer.rs`): on two H200s its send/receive and all-reduce cost about
+//! 38 µs a step beyond the half mesh's kernels (BENCHMARKS.md), each a kernel of its own
+//! with an NVLink handshake; here a cross-GPU wait is one store over NVLink and a poll of
+//! local memory. NCCL stays the engine where this cannot be set up.
+//!
+//! The bytes moved are those of the host-staged exchange (the same cells in the same order)
+//! and the minimum of bit patterns does not depend on the order: results are bit for bit
+//! those of the other paths.
+
+use super::launch::{address, grid, DeviceArrays};
+use super::{CudaBackend, CudaReal};
+use crate::comm::Comm;
+use crate::solver::exchange::HaloPlan;
+use anyhow::{anyhow, Context, Result};
+use cudarc::driver::sys;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg};
+use std::sync::Arc;
+
+/// Ranks a mailbox has slots for (`PEER_MAX_RANKS` in `kernels/peer.cu`).
+pub const MAX_RANKS: usize = 64;
+/// The flags and reduce slots before the cells (`PEER_HEADER_BYTES`).
+const HEADER_BYTES: usize = 5 * MAX_RANKS * 8;
+/// `stop` of the control block when another GPU did not answer (`kernels/peer.cu`).
+pub const STOP_TIMEOUT: u64 = 4;
+
+/// `PeerArgs` of `kernels/peer.cu`, passed by value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PeerArgs {
+    mailboxes: u64,
+    send_cells: u64,
+    send_dest: u64,
+    send_off: u64,
+    dests: u64,
+    sources: u64,
+    counter: u64,
+    n_send: i32,
+    n_dests: i32,
+    n_sources: i32,
+    n_recv: i32,
+    recv_begin: i32,
+    me: i32,
+    n_ranks: i32,
+    reserved: i32,
+}
+// SAFETY: #[repr(C)], integers only, mirrored in kernels/peer.cu.
+unsafe impl DeviceRepr for PeerArgs {}
+
+/// The kernels of `kernels/peer.cu`.
+pub struct PeerFns {
+    pub send: CudaFunction,
+    pub receive: CudaFunction,
+    pub dt: CudaFunction,
+}
+
+/// One rank's end of the exchange.
+pub struct PeerLink {
+    pub args: PeerArgs,
+    /// The exchange's stream (the overlapped edge pass forks to it and joins back).
+    pub stream: Arc<CudaStream>,
+    pub fns: PeerFns,
+    /// Exchanges so far (the sequence numbers of the flags).
+    pub seq: u64,
+    /// A control block for exchanges of host-driven steps (its `stop` reports a timeout).
+    pub host_ctl: CudaSlice<u64>,
+    mailbox: sys::CUdeviceptr,
+    opened: Vec<sys::CUdeviceptr>,
+    /// The device tables `args` points into.
+    _tables: (CudaSlice<u64>, CudaSlice<i32>, CudaSlice<i32>, CudaSlice<i64>, CudaSlice<i32>, CudaSlice<i32>),
+    _counter: CudaSlice<u64>,
+}
+
+// SAFETY: the raw device pointers are only used through `&mut` of the backend.
+unsafe impl Send for PeerLink {}
+
+impl Drop for PeerLink {
+    fn drop(&mut self) {
+        let _ = self.stream.synchronize();
+        for &p in &self.opened {
+            // SAFETY: mapped by cuIpcOpenMemHandle below, no work uses it any more.
+            unsafe { sys::cuIpcCloseMemHandle(p) };
+        }
+        // SAFETY: allocated by malloc_sync below; the streams are synchronized.
+        let _ = unsafe { cudarc::driver::result::free_sync(self.mailbox) };
+    }
+}
+
+/// The words of the control block (`Control` of `kernels/resident.cu`).
+pub const CONTROL_WORDS: usize = 17;
+/// Word of `Control::stop` and of `Control::seq`.
+pub const STOP_WORD: usize = 8;
+pub const SEQ_WORD: usize = 16;
+
+fn check(what: &str, r: sys::CUresult) -> std::result::Result<(), String> {
+    if r == sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("{what}: {r:?}"))
+    }
+}
+
+/// The 64 bytes of an IPC handle as 16 words, and back (they travel as f64 integers).
+fn handle_words(h: &sys::CUipcMemHandle) -> Vec<f64> {
+    h.reserved.chunks_exact(4).map(|c| u32::from_le_bytes([c[0] as u8, c[1] as u8, c[2] as u8, c[3] as u8]) as f64).collect()
+}
+fn handle_from(words: &[f64]) -> sys::CUipcMemHandle {
+    // SAFETY: a plain byte array.
+    let mut h: sys::CUipcMemHandle = unsafe { std::mem::zeroed() };
+    for (dst, w) in h.reserved.chunks_exact_mut(4).zip(words) {
+        for (d, b) in dst.iter_mut().zip((*w as u32).to_le_bytes()) {
+            *d = b as std::ffi::c_char;
+        }
+    }
+    h
+}
+
+impl<T: CudaReal> CudaBackend<T> {
+    /// Connect the exchange by the kernels' own stores for `plan` (every rank together).
+    /// `Ok(Err(why))`, the same on every rank, where it cannot be used.
+    pub fn connect_ipc_exchange(
+        &mut self,
+        comm: &dyn Comm,
+        plan: &HaloPlan,
+    ) -> Result<std::result::Result<String, String>> {
+        self.ctx.bind_to_thread().context("binding the CUDA context")?;
+        let (n, me) = (comm.size(), comm.rank());
+        let agreed = |ok: bool| comm.min_f64(if ok { 1.0 } else { 0.0 }) > 0.0;
+        if n > MAX_RANKS || comm.node_rank().1 != n {
+            return Ok(Err(format!("the GPUs' own stores need every rank on one node (at most {MAX_RANKS})")));
+        }
+        // Every rank's GPU, and peer access between each pair.
+        let ordinal = self.ctx.ordinal() as f64;
+        let ordinals = comm.all_gather_f64(&[ordinal]);
+        let mut why = None;
+        let mine = self.ctx.cu_device();
+        for (r, &o) in ordinals.iter().enumerate() {
+            if r == me {
+                continue;
+            }
+            if o == ordinal {
+                why = Some(format!("ranks {me} and {r} share GPU {o}"));
+                break;
+            }
+            let mut other: sys::CUdevice = 0;
+            let mut can: std::ffi::c_int = 0;
+            // SAFETY: out-pointers to locals.
+            let r1 = unsafe { sys::cuDeviceGet(&mut other, o as std::ffi::c_int) };
+            // SAFETY: as above.
+            let r2 = unsafe { sys::cuDeviceCanAccessPeer(&mut can, mine, other) };
+            if let Err(e) = check("cuDeviceGet", r1).and(check("cuDeviceCanAccessPeer", r2)) {
+                why = Some(e);
+                break;
+            }
+            if can == 0 {
+                why = Some(format!("GPU {ordinal} cannot reach GPU {o} (no peer access)"));
+                break;
+            }
+        }
+        if !agreed(why.is_none()) {
+            return Ok(Err(why.unwrap_or_else(|| "another rank's GPU has no peer access".into())));
+        }
+        let cb = 4 * std::mem::size_of::<T>();
+        let n_recv = plan.receive_block.len();
+        let bytes = HEADER_BYTES + 2 * n_recv * cb;
+        // A plain allocation (CUDA IPC cannot export the stream-ordered pool's).
+        // SAFETY: a fresh allocation, zeroed before use.
+        let mailbox = unsafe { cudarc::driver::result::malloc_sync(bytes) }.context("allocating the GPU mailbox")?;
+        // SAFETY: inside the allocation just made.
+        unsafe { cudarc::driver::result::memset_d8_sync(mailbox, 0, bytes) }.context("clearing the GPU mailbox")?;
+        let mut link = Link { mailbox, opened: vec![] };
+        // SAFETY: a plain byte array, then filled by the driver for the allocation.
+        let mut h: sys::CUipcMemHandle = unsafe { std::mem::zeroed() };
+        // SAFETY: `mailbox` is an allocation of this context.
+        let got = check("cuIpcGetMemHandle", unsafe { sys::cuIpcGetMemHandle(&mut h, mailbox) });
+        let handles = comm.all_gather_f64(&handle_words(&h));
+        // Where each source's cells go in this rank's mailbox: (offset, cells) per source
+        // rank (-1: none), and the receive block's size.
+        let mut place = vec![-1.0; 2 * n + 1];
+        for (src, cells) in &plan.recvs {
+            place[2 * *src as usize] = (cells.start - plan.receive_block.start) as f64;
+            place[2 * *src as usize + 1] = cells.len() as f64;
+        }
+        place[2 * n] = n_recv as f64;
+        let places = comm.all_gather_f64(&place);
+        let mut mailboxes = vec![0u64; n];
+        mailboxes[me] = mailbox;
+        let mut why = got.err();
+        for r in 0..n {
+            if r == me || why.is_some() {
+                continue;
+            }
+            let mut p: sys::CUdeviceptr = 0;
+            let handle = handle_from(&handles[16 * r..16 * r + 16]);
+            // SAFETY: another process's exported allocation, mapped here with peer access.
+            let opened = unsafe {
+                sys::cuIpcOpenMemHandle_v2(
+                    &mut p,
+                    handle,
+                    sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as std::ffi::c_uint,
+                )
+            };
+            match check(&format!("opening rank {r}'s mailbox"), opened) {
+                Ok(()) => {
+                    link.opened.push(p);
+                    mailboxes[r] = p;
+                }
+                Err(e) => why = Some(e),
+            }
+        }
+        // The send table: each sent cell, its destination and its two layers' places there.
+        let (mut cells, mut dest, mut offs) = (vec![], vec![], vec![]);
+        for (d, runs) in &plan.sends {
+            let d = *d as usize;
+            let at = &places[(2 * n + 1) * d..(2 * n + 1) * (d + 1)];
+            let (off, len, their_recv) = (at[2 * me], at[2 * me + 1], at[2 * n] as usize);
+            let total: usize = runs.iter().map(|r| r.len()).sum();
+            if off < 0.0 || len as usize != total {
+                why.get_or_insert(format!("rank {d} expects {len} cells from rank {me}, which sends {total}"));
+                continue;
+            }
+            for (i, c) in runs.iter().flat_map(|r| r.clone()).enumerate() {
+                let k = off as usize + i;
+                cells.push(c as i32);
+                dest.push(d as i32);
+                offs.push((HEADER_BYTES + k * cb) as i64);
+                offs.push((HEADER_BYTES + (their_recv + k) * cb) as i64);
+            }
+        }
+        if !agreed(why.is_none()) {
+            return Ok(Err(why.unwrap_or_else(|| "another rank could not map the mailboxes".into())));
+        }
+        let s = &self.stream;
+        let up = |e| anyhow!("uploading the GPU exchange's tables: {e}");
+        let nonempty = |v: Vec<i32>| if v.is_empty() { vec![0] } else { v };
+        let dests: Vec<i32> = plan.sends.iter().map(|(d, _)| *d).collect();
+        let sources: Vec<i32> = plan.recvs.iter().map(|(r, _)| *r).collect();
+        let (n_send, n_dests, n_sources) = (cells.len() as i32, dests.len() as i32, sources.len() as i32);
+        let tables = (
+            s.clone_htod(&mailboxes).map_err(up)?,
+            s.clone_htod(&nonempty(cells)).map_err(up)?,
+            s.clone_htod(&nonempty(dest)).map_err(up)?,
+            s.clone_htod(&if offs.is_empty() { vec![0i64; 2] } else { offs }).map_err(up)?,
+            s.clone_htod(&nonempty(dests)).map_err(up)?,
+            s.clone_htod(&nonempty(sources)).map_err(up)?,
+        );
+        let counter = s.alloc_zeros::<u64>(1).map_err(up)?;
+        let host_ctl = s.alloc_zeros::<u64>(CONTROL_WORDS).map_err(up)?;
+        let args = PeerArgs {
+            mailboxes: address(&tables.0, s),
+            send_cells: address(&tables.1, s),
+            send_dest: address(&tables.2, s),
+            send_off: address(&tables.3, s),
+            dests: address(&tables.4, s),
+            sources: address(&tables.5, s),
+            counter: address(&counter, s),
+            n_send,
+            n_dests,
+            n_sources,
+            n_recv: n_recv as i32,
+            recv_begin: plan.receive_block.start as i32,
+            me: me as i32,
+            n_ranks: n as i32,
+            reserved: 0,
+        };
+        let f = |op: &str| {
+            self.module.load_function(&format!("{op}_peer_{}", T::SUFFIX)).with_context(|| format!("kernel {op}_peer missing"))
+        };
+        let fns = PeerFns { send: f("send")?, receive: f("receive")?, dt: f("dt")? };
+        let stream = self.ctx.new_stream().map_err(|e| anyhow!("cannot make the exchange's CUDA stream: {e}"))?;
+        s.synchronize()?;
+        // Every mailbox is cleared before any rank stores into another's.
+        comm.barrier();
+        let (mailbox, opened) = (link.mailbox, std::mem::take(&mut link.opened));
+        std::mem::forget(link);
+        self.ipc = Some(PeerLink {
+            args,
+            stream,
+            fns,
+            seq: 0,
+            host_ctl,
+            mailbox,
+            opened,
+            _tables: tables,
+            _counter: counter,
+        });
+        // The graphs captured so far hold no exchange.
+        self.resident = None;
+        Ok(Ok("ipc (each GPU stores into the others' memory over NVLink)".into()))
+    }
+
+    /// Queue this rank's send and receive for step `k` of a batch on `stream`, with control
+    /// block `ctl` (its `seq` numbers the exchange).
+    pub(super) fn enqueue_ipc(&self, a: &DeviceArrays, ctl: u64, k: u64, stream: &CudaStream) -> Result<()> {
+        let p = self.ipc.as_ref().ok_or_else(|| anyhow!("the GPU stores exchange is not connected"))?;
+        let mut l = stream.launch_builder(&p.fns.send);
+        l.arg(a).arg(&p.args).arg(&ctl).arg(&k);
+        // SAFETY: the arguments of send_peer_{f32,f64}, in order.
+        unsafe { l.launch(grid(p.args.n_send.max(1) as usize)) }.context("queueing the halo's stores")?;
+        let mut l = stream.launch_builder(&p.fns.receive);
+        l.arg(a).arg(&p.args).arg(&ctl).arg(&k);
+        // SAFETY: the arguments of receive_peer_{f32,f64}, in order.
+        unsafe { l.launch(grid(p.args.n_recv.max(1) as usize)) }.context("queueing the halo's receipt")?;
+        Ok(())
+    }
+
+    /// The edge pass of a host-driven step with the exchange by the GPUs' stores.
+    pub fn ipc_edge_pass(&mut self, t: f64, overlap: bool) -> Result<()> {
+        use crate::solver::Backend;
+        let a = self.arrays();
+        let (ne, nl) = (self.n_edges, self.n_local_edges);
+        let p = self.ipc.as_mut().ok_or_else(|| anyhow!("the GPU stores exchange is not connected"))?;
+        // The last exchange's outcome (the host-driven loop synchronizes every step).
+        let mut stop = [0u64];
+        p.stream.memcpy_dtoh(&p.host_ctl.slice(STOP_WORD..STOP_WORD + 1), &mut stop)?;
+        p.stream.synchronize()?;
+        if stop[0] == STOP_TIMEOUT {
+            return Err(timeout());
+        }
+        let seq = [p.seq];
+        p.stream.memcpy_htod(&seq, &mut p.host_ctl.slice_mut(SEQ_WORD..SEQ_WORD + 1))?;
+        p.seq += 1;
+        let p = self.ipc.as_ref().expect("connected");
+        let ctl = address(&p.host_ctl, &p.stream);
+        if overlap {
+            p.stream.wait(&self.stream.record_event(None)?)?;
+            self.enqueue_ipc(&a, ctl, 0, &p.stream)?;
+            let done = p.stream.record_event(None)?;
+            self.process_edges(0..nl, t)?;
+            self.stream.wait(&done)?;
+            self.process_edges(nl..ne, t)
+        } else {
+            p.stream.wait(&self.stream.record_event(None)?)?;
+            self.enqueue_ipc(&a, ctl, 0, &p.stream)?;
+            self.stream.wait(&p.stream.record_event(None)?)?;
+            self.process_edges(0..ne, t)
+        }
+    }
+}
+
+/// What a rank reports when another GPU stopped answering.
+pub fn timeout() -> anyhow::Error {
+    anyhow!("another rank's GPU did not answer the halo exchange for 120 s (that rank failed or hangs)")
+}
+
+/// The mailbox and the mappings until the link is made (freed if set-up stops half-way).
+struct Link {
+    mailbox: sys::CUdeviceptr,
+    opened: Vec<sys::CUdeviceptr>,
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        for &p in &self.opened {
+            // SAFETY: mapped above and not used.
+            unsafe { sys::cuIpcCloseMemHandle(p) };
+        }
+        // SAFETY: allocated above and not used.
+        let _ = unsafe { cudarc::driver::result::free_sync(self.mailbox) };
+    }
+}
