@@ -73,9 +73,13 @@ pub struct PeerLink {
     mailbox: sys::CUdeviceptr,
     opened: Vec<sys::CUdeviceptr>,
     /// The device tables `args` points into.
-    _tables: (CudaSlice<u64>, CudaSlice<i32>, CudaSlice<i32>, CudaSlice<i64>, CudaSlice<i32>, CudaSlice<i32>),
+    _tables: Tables,
     _counter: CudaSlice<u64>,
 }
+
+/// The device tables of [`PeerArgs`]: mailboxes, send cells, destinations, offsets,
+/// destination ranks, source ranks.
+type Tables = (CudaSlice<u64>, CudaSlice<i32>, CudaSlice<i32>, CudaSlice<i64>, CudaSlice<i32>, CudaSlice<i32>);
 
 // SAFETY: the raw device pointers are only used through `&mut` of the backend.
 unsafe impl Send for PeerLink {}
@@ -108,7 +112,10 @@ fn check(what: &str, r: sys::CUresult) -> std::result::Result<(), String> {
 
 /// The 64 bytes of an IPC handle as 16 words, and back (they travel as f64 integers).
 fn handle_words(h: &sys::CUipcMemHandle) -> Vec<f64> {
-    h.reserved.chunks_exact(4).map(|c| u32::from_le_bytes([c[0] as u8, c[1] as u8, c[2] as u8, c[3] as u8]) as f64).collect()
+    h.reserved
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0] as u8, c[1] as u8, c[2] as u8, c[3] as u8]) as f64)
+        .collect()
 }
 fn handle_from(words: &[f64]) -> sys::CUipcMemHandle {
     // SAFETY: a plain byte array.
@@ -270,7 +277,9 @@ impl<T: CudaReal> CudaBackend<T> {
             reserved: 0,
         };
         let f = |op: &str| {
-            self.module.load_function(&format!("{op}_peer_{}", T::SUFFIX)).with_context(|| format!("kernel {op}_peer missing"))
+            self.module
+                .load_function(&format!("{op}_peer_{}", T::SUFFIX))
+                .with_context(|| format!("kernel {op}_peer missing"))
         };
         let fns = PeerFns { send: f("send")?, receive: f("receive")?, dt: f("dt")? };
         let stream = self.ctx.new_stream().map_err(|e| anyhow!("cannot make the exchange's CUDA stream: {e}"))?;
@@ -279,17 +288,8 @@ impl<T: CudaReal> CudaBackend<T> {
         comm.barrier();
         let (mailbox, opened) = (link.mailbox, std::mem::take(&mut link.opened));
         std::mem::forget(link);
-        self.ipc = Some(PeerLink {
-            args,
-            stream,
-            fns,
-            seq: 0,
-            host_ctl,
-            mailbox,
-            opened,
-            _tables: tables,
-            _counter: counter,
-        });
+        self.ipc =
+            Some(PeerLink { args, stream, fns, seq: 0, host_ctl, mailbox, opened, _tables: tables, _counter: counter });
         // The graphs captured so far hold no exchange.
         self.resident = None;
         Ok(Ok("ipc (each GPU stores into the others' memory over NVLink)".into()))

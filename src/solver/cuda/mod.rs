@@ -110,7 +110,8 @@ impl<T: CudaReal> CudaBackend<T> {
             bail!("the mesh is too large for 32-bit indices on the GPU ({n} cells)");
         }
         let (ctx, module, device) = device::open(ordinal)?;
-        let major = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let major =
+            ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let pdl = launch::pdl_enabled(major);
         // Streams are ordered by explicit events (the halo copies): cudarc's per-slice event
         // tracking would make the receive-block copy wait for the interior edges' reads.

@@ -13,8 +13,8 @@
 //! (p + k) mod 2: two graphs, one for each set the batch starts from. Steps after the one
 //! that stops the batch are no-ops, and the host swaps its sets once per step taken.
 
-use super::launch::{address, grid, launch_ex, DeviceArrays};
 use super::ipc::{CONTROL_WORDS, STOP_TIMEOUT};
+use super::launch::{address, grid, launch_ex, DeviceArrays};
 use super::{CudaBackend, CudaReal};
 use crate::solver::backend::{DeviceBatch, DeviceSteps, DeviceStop};
 use anyhow::{anyhow, bail, Context, Result};
