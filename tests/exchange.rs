@@ -166,12 +166,18 @@ fn wet_dry_fronts_crossing_ranks_equal_one_rank_bit_for_bit() {
     }
 }
 
-/// `--gpu-exchange nccl` on ranks without GPUs: the host-staged exchange runs (the same bits
-/// as one rank) and the run records what carried the halo.
+/// `--gpu-exchange nccl` or `ipc` on ranks without GPUs: the host-staged exchange runs (the
+/// same bits as one rank) and the run records what carried the halo.
 #[test]
-fn nccl_asked_for_on_cpu_ranks_keeps_the_host_exchange_and_records_it() {
+fn gpu_exchanges_asked_for_on_cpu_ranks_keep_the_host_exchange_and_record_it() {
+    for engine in [GpuExchange::Nccl, GpuExchange::Ipc] {
+        gpu_exchange_on_cpu_ranks(engine);
+    }
+}
+
+fn gpu_exchange_on_cpu_ranks(engine: GpuExchange) {
     let c = case(3000, 0.05);
-    let opts = RunOptions { gpu_exchange: GpuExchange::Nccl, ..options(Precision::F32, ExchangeMode::Overlap) };
+    let opts = RunOptions { gpu_exchange: engine, ..options(Precision::F32, ExchangeMode::Overlap) };
     let setup = Setup::new(&c.s, &c.pm, &c.depth, &c.state);
     let one = simulate(&setup, &opts, BackendChoice::Cpu, &Single, None).unwrap();
     assert_eq!(one.gpu_exchange, None, "one rank exchanges nothing");
@@ -189,7 +195,7 @@ fn nccl_asked_for_on_cpu_ranks_keeps_the_host_exchange_and_records_it() {
         handles.into_iter().map(|h| h.join().expect("a rank panicked")).collect()
     });
     for r in &runs {
-        assert_eq!(r.gpu_exchange.as_deref(), Some("host"));
-        assert_eq!(r.state_checksum, one.state_checksum);
+        assert_eq!(r.gpu_exchange.as_deref(), Some("host"), "{engine:?}");
+        assert_eq!(r.state_checksum, one.state_checksum, "{engine:?}");
     }
 }
