@@ -15,6 +15,7 @@
 //! those of the other paths.
 
 use super::launch::{address, grid, DeviceArrays};
+use super::resident::{CONTROL_WORDS, SEQ_WORD, STOP_WORD};
 use super::{CudaBackend, CudaReal};
 use crate::comm::Comm;
 use crate::solver::exchange::HaloPlan;
@@ -70,8 +71,9 @@ pub struct PeerLink {
     pub seq: u64,
     /// A control block for exchanges of host-driven steps (its `stop` reports a timeout).
     pub host_ctl: CudaSlice<u64>,
-    mailbox: sys::CUdeviceptr,
-    opened: Vec<sys::CUdeviceptr>,
+    /// The mailbox and the other ranks' mapped ones (freed when the link goes, after the
+    /// stream's work: see Drop).
+    _mapped: Link,
     /// The device tables `args` points into.
     _tables: Tables,
     _counter: CudaSlice<u64>,
@@ -86,21 +88,10 @@ unsafe impl Send for PeerLink {}
 
 impl Drop for PeerLink {
     fn drop(&mut self) {
+        // No kernel may still store into or read the mailboxes when `_mapped` frees them.
         let _ = self.stream.synchronize();
-        for &p in &self.opened {
-            // SAFETY: mapped by cuIpcOpenMemHandle below, no work uses it any more.
-            unsafe { sys::cuIpcCloseMemHandle(p) };
-        }
-        // SAFETY: allocated by malloc_sync below; the streams are synchronized.
-        let _ = unsafe { cudarc::driver::result::free_sync(self.mailbox) };
     }
 }
-
-/// The words of the control block (`Control` of `kernels/resident.cu`).
-pub const CONTROL_WORDS: usize = 17;
-/// Word of `Control::stop` and of `Control::seq`.
-pub const STOP_WORD: usize = 8;
-pub const SEQ_WORD: usize = 16;
 
 fn check(what: &str, r: sys::CUresult) -> std::result::Result<(), String> {
     if r == sys::CUresult::CUDA_SUCCESS {
@@ -286,10 +277,8 @@ impl<T: CudaReal> CudaBackend<T> {
         s.synchronize()?;
         // Every mailbox is cleared before any rank stores into another's.
         comm.barrier();
-        let (mailbox, opened) = (link.mailbox, std::mem::take(&mut link.opened));
-        std::mem::forget(link);
         self.ipc =
-            Some(PeerLink { args, stream, fns, seq: 0, host_ctl, mailbox, opened, _tables: tables, _counter: counter });
+            Some(PeerLink { args, stream, fns, seq: 0, host_ctl, _mapped: link, _tables: tables, _counter: counter });
         // The graphs captured so far hold no exchange.
         self.resident = None;
         Ok(Ok("ipc (each GPU stores into the others' memory over NVLink)".into()))
@@ -349,7 +338,8 @@ pub fn timeout() -> anyhow::Error {
     anyhow!("another rank's GPU did not answer the halo exchange for 120 s (that rank failed or hangs)")
 }
 
-/// The mailbox and the mappings until the link is made (freed if set-up stops half-way).
+/// This rank's mailbox and the other ranks' as mapped here: freed when dropped (also when
+/// the set-up stops half-way).
 struct Link {
     mailbox: sys::CUdeviceptr,
     opened: Vec<sys::CUdeviceptr>,
@@ -358,10 +348,11 @@ struct Link {
 impl Drop for Link {
     fn drop(&mut self) {
         for &p in &self.opened {
-            // SAFETY: mapped above and not used.
+            // SAFETY: mapped by cuIpcOpenMemHandle; no work uses it any more (PeerLink's Drop
+            // synchronized its stream first).
             unsafe { sys::cuIpcCloseMemHandle(p) };
         }
-        // SAFETY: allocated above and not used.
+        // SAFETY: allocated by malloc_sync; as above.
         let _ = unsafe { cudarc::driver::result::free_sync(self.mailbox) };
     }
 }

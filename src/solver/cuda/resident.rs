@@ -13,7 +13,7 @@
 //! (p + k) mod 2: two graphs, one for each set the batch starts from. Steps after the one
 //! that stops the batch are no-ops, and the host swaps its sets once per step taken.
 
-use super::ipc::{CONTROL_WORDS, STOP_TIMEOUT};
+use super::ipc::STOP_TIMEOUT;
 use super::launch::{address, grid, launch_ex, DeviceArrays};
 use super::{CudaBackend, CudaReal};
 use crate::solver::backend::{DeviceBatch, DeviceSteps, DeviceStop};
@@ -70,7 +70,14 @@ struct Control {
 }
 
 /// Byte offset of `Control::reduce` in the control block.
-const REDUCE_OFFSET: u64 = 14 * 8;
+const REDUCE_OFFSET: u64 = std::mem::offset_of!(Control, reduce) as u64;
+/// The control block's eight-byte words, and the words of `stop` and `seq` (written and read
+/// by the host-driven steps of `ipc.rs`).
+pub(super) const CONTROL_WORDS: usize = std::mem::size_of::<Control>() / 8;
+pub(super) const STOP_WORD: usize = std::mem::offset_of!(Control, stop) / 8;
+pub(super) const SEQ_WORD: usize = std::mem::offset_of!(Control, seq) / 8;
+// The layout `kernels/resident.cu` has.
+const _: () = assert!(CONTROL_WORDS == 17 && STOP_WORD == 8 && SEQ_WORD == 16 && REDUCE_OFFSET == 14 * 8);
 
 // SAFETY: #[repr(C)], 17 eight-byte fields, no padding; every bit pattern is valid.
 unsafe impl bytemuck::Zeroable for Control {}
@@ -183,18 +190,12 @@ impl<T: CudaReal> CudaBackend<T> {
                 // waits for the later of the two, not for both in turn.
                 p.stream.wait(&s.record_event(None)?)?;
                 self.enqueue_ipc(&a, c, step, &p.stream)?;
-                let side_edges = std::env::var("PYCNO_IPC_SIDE_EDGES").map_or(true, |v| v != "0");
                 let mut side = Queue { stream: &p.stream, pdl: self.pdl, after_kernel: true };
-                if side_edges {
-                    edges(&mut side, nl, ne)?;
-                }
+                edges(&mut side, nl, ne)?;
                 let done = p.stream.record_event(None)?;
                 edges(&mut q, 0, nl)?;
                 s.wait(&done)?;
                 q.after_kernel = false;
-                if !side_edges {
-                    edges(&mut q, nl, ne)?;
-                }
             } else if let Some(p) = &self.peer {
                 p.stream.wait(&s.record_event(None)?)?;
                 p.enqueue(&a, &p.stream)?;
