@@ -176,7 +176,7 @@ fn smooth_internal_wave_converges_at_second_order() {
 }
 
 /// The quasi-1D internal dam break of the paper's set-up (section 4, cut along a diameter):
-/// a channel 10 m long (walls at x = -5 and 5) and two cells wide, bottom 5 m deep, flat
+/// a channel 10 m long (walls at x = -5 and 5) and `WIDTH` cells wide, bottom 5 m deep, flat
 /// surface, h1 = 0.5 for x < 0 and 4 beyond (h2 = 5 - h1), at rest, r = 0.998, to t = 5 (the
 /// issue's time).
 fn dam_break(dx: f64, order: u32) -> Scenario {
@@ -190,12 +190,16 @@ fn dam_break(dx: f64, order: u32) -> Scenario {
         "physics": {{ "r": 0.998, "order": {order} }},
         "time": {{ "end": {END} }}
     }}"#,
-        w = 2.0 * dx,
+        w = WIDTH * dx,
         a = dx * dx / 2.0
     ))
 }
 
 const LENGTH: f64 = 10.0;
+/// Cells across the channel: a thin channel, but wide enough that most cells have three real
+/// neighbours (two cells wide, every cell touches a wall and order 2 is 2.3 times more
+/// accurate than order 1 here, not 3: BENCHMARKS.md, "Accuracy against cost").
+const WIDTH: f64 = 4.0;
 const END: f64 = 5.0;
 const H1: [f64; 2] = [0.5, 4.0];
 
@@ -224,8 +228,8 @@ fn channel_strips(out: &Outcome, bins: usize) -> Vec<f64> {
 /// The quasi-1D internal dam break of the paper's set-up against a fine reference of an
 /// independent 1-D solver (tests/common/two_layer_1d.rs, 4000 cells): order 2 runs to t = 5
 /// (before the cell-interior term lost its midpoint-rule quadratic part it blew up at
-/// t = 0.9: physics/reconstruct.rs), its L1 error in h1 below the first order's at the same
-/// resolution (1.16 times at 1296 cells: the issue asks for 3, not reached yet), its outer
+/// t = 0.9: physics/reconstruct.rs), its L1 error in h1 at least 3 times below the first
+/// order's at the same resolution (issue 21; 3.2 times at dx = 0.05, 2593 cells), its outer
 /// fronts within 2 cells of the reference's, each layer's mass conserved to rounding, no
 /// thickness negative.
 #[test]
@@ -265,7 +269,7 @@ fn paper_internal_dam_break_runs_and_beats_first_order_at_order_2() {
         err.push(e);
     }
     eprintln!("error ratio order 1 / order 2: {:.2}", err[0] / err[1]);
-    assert!(err[1] * 1.1 <= err[0], "second-order error {:.3e} not below first order's {:.3e}", err[1], err[0]);
+    assert!(err[1] * 3.0 <= err[0], "second-order error {:.3e} not 3 times below first order's {:.3e}", err[1], err[0]);
 }
 
 /// The stencils (solver/layout.rs): each slot's offset leads from the centroid to its edge's

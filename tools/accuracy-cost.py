@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Accuracy against cost at first and second order (issue 21): the quasi-1D internal dam
-break of the paper's set-up (a channel 10 m long and two cells wide, bottom 5 m deep, flat
+break of the paper's set-up (a channel 10 m long and --width cells wide, 4 by default, bottom 5 m deep, flat
 surface, h1 = 0.5 for x < 0 and 4 beyond, r = 0.998, walls) run by `pycno run` at several
 resolutions and orders 1 and 2 to t = 5; the L1 error in h1 over strips one cell long,
 against a fine reference of the independent 1-D solver of
@@ -8,7 +8,7 @@ tests/python/lock_exchange_reference.py (path-conservative central-upwind), agai
 run's stepping time (stats.json). Prints a Markdown table.
 
 Usage: tools/accuracy-cost.py [--backend cpu|cuda] [--precision f32|f64] [--dx 0.1,0.05,...]
-       [--ref-cells 4000] [--work DIR]
+       [--width 4] [--ref-cells 4000] [--work DIR]
 Run it with tools/env.sh's venv python (it needs numpy and vtk).
 """
 
@@ -44,10 +44,10 @@ def reference(cells, work):
     return h1
 
 
-def scenario(dx, order, out):
+def scenario(dx, order, out, width=4):
     return {
         "name": "dam_break_1d",
-        "domain": {"outer": [[-5, 0], [5, 0], [5, 2 * dx], [-5, 2 * dx]]},
+        "domain": {"outer": [[-5, 0], [5, 0], [5, width * dx], [-5, width * dx]]},
         "resolution": {"max_area": dx * dx / 2, "min_angle": 28},
         "bathymetry": {"type": "constant", "depth": DEPTH},
         "initial": {"type": "dam_break_x", "x0": 0.0, "interface_left": -H1[0], "interface_right": -H1[1]},
@@ -81,6 +81,7 @@ def main():
     p.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("--precision", default="f32", choices=["f32", "f64"])
     p.add_argument("--dx", default="0.1,0.05,0.025", help="cell sizes along the channel, m")
+    p.add_argument("--width", type=int, default=4, help="cells across the channel")
     p.add_argument("--ref-cells", type=int, default=4000)
     p.add_argument("--work", default=os.path.join(ROOT, "out", "accuracy-cost"))
     p.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "pycno"))
@@ -94,11 +95,11 @@ def main():
             sys.exit(f"--ref-cells {a.ref_cells} is not a multiple of the {bins} strips of dx = {dx}")
         r1 = ref.reshape(bins, -1).mean(axis=1)
         for order in (1, 2):
-            out = os.path.join(a.work, f"{a.backend}_{a.precision}_dx{dx}_order{order}")
+            out = os.path.join(a.work, f"{a.backend}_{a.precision}_w{a.width}_dx{dx}_order{order}")
             os.makedirs(out, exist_ok=True)
             f = os.path.join(out, "scenario_in.json")
             with open(f, "w") as fh:
-                json.dump(scenario(dx, order, out), fh)
+                json.dump(scenario(dx, order, out, a.width), fh)
             cmd = [a.bin, "run", f, "--backend", a.backend, "--precision", a.precision, "--overwrite", "-q"]
             run = subprocess.run(cmd, capture_output=True, text=True)
             if run.returncode != 0:
@@ -108,7 +109,8 @@ def main():
             vtus = sorted(n for n in os.listdir(out) if n.endswith(".vtu") and "blowup" not in n)
             e = float(np.abs(strips(os.path.join(out, vtus[-1]), bins) - r1).mean())
             rows.append((dx, order, stats["cells"], stats["steps"], stats["stepping_seconds"], e, None))
-    print(f"Quasi-1D internal dam break, paper set-up, t = {END}, backend {a.backend}, {a.precision}, "
+    print(f"Quasi-1D internal dam break, paper set-up, channel {a.width} cells wide, t = {END}, "
+          f"backend {a.backend}, {a.precision}, "
           f"reference: 1-D central-upwind, {a.ref_cells} cells")
     print()
     print("| dx (m) | order | cells | steps | stepping time (s) | L1 error in h1 (m) |")

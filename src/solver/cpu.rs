@@ -369,7 +369,8 @@ impl<T: Real> Backend for CpuBackend<T> {
                         nb[k] = ghost_vars(&u, [ln[0] / len, ln[1] / len], o == ACROSS_WALL);
                     }
                 }
-                *g = limited_gradients(&m, &u, depth, &nb, all_wet, st);
+                let walls = lay.across[c].map(|o| o == ACROSS_WALL);
+                *g = limited_gradients(&m, &u, depth, &nb, all_wet, st, walls);
                 for k in 0..3 {
                     let f = reconstruct::face(&m, &stored, &u, g, st.r[k], depth);
                     f1[3 * k..3 * k + 3].copy_from_slice(&f[0..3]);
