@@ -31,7 +31,8 @@ pub struct Outcome {
     pub fallbacks: u64,
 }
 
-/// Run `s` to `s.time.end` (or `max_steps`) on the CPU in precision `T`.
+/// Run `s` to `s.time.end` (or `max_steps`) on the CPU in precision `T`, at its
+/// `physics.order`.
 pub fn run<T: Real>(s: &Scenario, max_steps: Option<u64>) -> Outcome {
     let pm = scenario_mesh(s).expect("mesh");
     let (depth, initial) = initial::evaluate(s, &pm.topo.cell_centroid).expect("initial state");
@@ -39,7 +40,7 @@ pub fn run<T: Real>(s: &Scenario, max_steps: Option<u64>) -> Outcome {
     let mut lay = Layout::<T>::from_topology(&pm.topo, &depth, &initial, &s.physics.reference());
     let table = s.boundary_table(&pm.mesh, &pm.topo).expect("boundary table");
     lay.set_boundaries(&pm.topo.edge_tag, &table);
-    let mut b = CpuBackend::new(params, lay).unwrap();
+    let mut b = CpuBackend::new(params, lay).unwrap().with_order(s.physics.order).unwrap();
     let start = b.state().unwrap();
     let plan = plan(s, max_steps);
     let stats = step_loop(&mut b, &Single, &plan, &mut |_, _| Ok(())).expect("run");
