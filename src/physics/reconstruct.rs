@@ -39,10 +39,21 @@
 //! bounded and 2.3 times without; on channels four and eight cells wide, 3.1 to 3.4 times
 //! (BENCHMARKS.md). Thicknesses at a wall's midpoint are still checked (below).
 //!
-//! **Where the cell stays first order.** Where the cell or one of its neighbours has a layer
-//! thinner than `Model::thin` (vanishing layers, shorelines: the dry-aware flux's domain,
-//! `physics/wetdry.rs`), and where a reconstructed thickness at a midpoint would fall below
-//! `Model::thin` (a steep interface over a bottom step): the gradients are zero.
+//! **One layer absent.** Where a layer is absent (at most `Model::dry_tolerance`) in the cell
+//! and all its neighbours, and the other at least `Model::thin` thick in all of them, the
+//! present layer alone is reconstructed: layer 1 absent (one layer of heavy fluid: Ritter's
+//! dam break, the lower layer of a lock exchange), the interface and layer 2's velocity, the
+//! surface taking the interface's gradient exactly (so the absent layer's thickness keeps its
+//! stored number at every midpoint: [`face`]); layer 2 absent (the upper layer over a bottom
+//! above the interface), the surface and layer 1's velocity, the interface keeping its stored
+//! number (the bottom is flat inside a cell). The absent layer's velocity gradients are zero
+//! and its cell-interior term is zero.
+//!
+//! **Where the cell stays first order.** Where a layer is thinner than `Model::thin` in the
+//! cell or a neighbour and not absent from all of them (shorelines and vanishing layers: the
+//! dry-aware flux's domain, `physics/wetdry.rs`), where both are absent, and where a
+//! reconstructed thickness of a present layer at a midpoint would fall below `Model::thin`
+//! (a steep interface over a bottom step): the gradients are zero.
 //!
 //! **Positivity.** The first-order scheme keeps a layer non-negative because no edge takes
 //! more of it out than `speed/2` times the donor's thickness (`physics/wetdry.rs`); with
@@ -121,10 +132,26 @@ pub fn ghost_vars<T: Real>(u: &[T; VARS], n: [T; 2], wall: bool) -> [T; VARS] {
     g
 }
 
-/// Whether both layers of a cell with records `a`, `b` are at least `Model::thin` thick.
+/// A layer at least `Model::thin` thick ([`presence`]).
+pub const THICK: u8 = 1;
+/// A layer at most `Model::dry_tolerance` thick, absent ([`presence`]).
+pub const ABSENT: u8 = 2;
+
+/// How each layer of a cell with records `a`, `b` stands: [`THICK`], [`ABSENT`] or neither
+/// (a film in between). The bits of a cell and its neighbours are and-ed: a layer is then
+/// thick, or absent, in all of them.
 #[inline(always)]
-pub fn wet<T: Real>(m: &Model<T>, a: [T; 4], b: [T; 4]) -> bool {
-    a[0] + m.ref_h1 >= m.thin && (b[0] + m.ref_interface) + a[3] >= m.thin
+pub fn presence<T: Real>(m: &Model<T>, a: [T; 4], b: [T; 4]) -> [u8; 2] {
+    let of = |h: T| {
+        if h >= m.thin {
+            THICK
+        } else if h <= m.dry_tolerance {
+            ABSENT
+        } else {
+            0
+        }
+    };
+    [of(a[0] + m.ref_h1), of((b[0] + m.ref_interface) + a[3])]
 }
 
 /// The value at offset `r` from the centroid of the linear function with centre value `u`
@@ -155,31 +182,42 @@ pub fn face<T: Real>(
         return *stored;
     }
     let d2 = at(u[3], g[3], r);
-    let d1 = at(u[0], g[0], r) - d2;
+    // The same gradient for the surface and the interface: layer 1's thickness is flat in the
+    // cell (absent, or not), and keeps its stored number, not a rounding of `s - d2`.
+    let d1 = if g[0] == g[3] { stored[0] } else { at(u[0], g[0], r) - d2 };
     let (h1, h2) = (d1 + m.ref_h1, (d2 + m.ref_interface) + depth);
     [d1, h1 * at(u[1], g[1], r), h1 * at(u[2], g[2], r), d2, h2 * at(u[4], g[4], r), h2 * at(u[5], g[5], r)]
 }
 
 /// The limited gradients of a cell with numbers `u` over a bottom at depth `depth`, from the
-/// numbers `nb` across its three slots (ghosts already formed); `all_wet`: the cell and its
-/// neighbours are all [`wet`]; `walls`: which slots are walls, whose midpoints the limiter
-/// leaves unbounded (module comment). Zero where the cell stays first order.
+/// numbers `nb` across its three slots (ghosts already formed); `layers`: the [`presence`]
+/// bits of the cell and its neighbours and-ed; `walls`: which slots are walls, whose
+/// midpoints the limiter leaves unbounded (module comment). Zero where the cell stays first
+/// order.
 #[inline(always)]
 pub fn limited_gradients<T: Real>(
     m: &Model<T>,
     u: &[T; VARS],
     depth: T,
     nb: &[[T; VARS]; 3],
-    all_wet: bool,
+    layers: [u8; 2],
     st: &Stencil<T>,
     walls: [bool; 3],
 ) -> [[T; 2]; VARS] {
     let zero = [[T::zero(); 2]; VARS];
-    if !all_wet {
+    let thick = [layers[0] & THICK != 0, layers[1] & THICK != 0];
+    let absent = [layers[0] & ABSENT != 0, layers[1] & ABSENT != 0];
+    // Both thick, or one thick and the other absent (module comment).
+    if !((thick[0] || absent[0]) && (thick[1] || absent[1]) && (thick[0] || thick[1])) {
         return zero;
     }
     let mut g = zero;
     for v in 0..VARS {
+        // The variables of a thick layer: layer 1's surface and velocity, layer 2's
+        // interface and velocity.
+        if !thick[v / 3] {
+            continue;
+        }
         let (mut gx, mut gy) = (T::zero(), T::zero());
         let (mut hi, mut lo) = (u[v], u[v]);
         for k in 0..3 {
@@ -205,12 +243,17 @@ pub fn limited_gradients<T: Real>(
         }
         g[v] = [phi * gx, phi * gy];
     }
-    // Thicknesses at the midpoints: at least `thin`, or the cell stays first order.
+    if absent[0] {
+        // Layer 1 absent: the surface lies on the interface.
+        g[0] = g[3];
+    }
+    // A thick layer's thicknesses at the midpoints: at least `thin`, or the cell stays first
+    // order.
     for k in 0..3 {
         let d2 = at(u[3], g[3], st.r[k]);
         let h1 = (at(u[0], g[0], st.r[k]) - d2) + m.ref_h1;
         let h2 = (d2 + m.ref_interface) + depth;
-        if !(h1 >= m.thin && h2 >= m.thin) {
+        if !((absent[0] || h1 >= m.thin) && (absent[1] || h2 >= m.thin)) {
             return zero;
         }
     }
@@ -223,8 +266,10 @@ pub fn limited_gradients<T: Real>(
 #[inline(always)]
 pub fn interior<T: Real>(m: &Model<T>, u: &[T; VARS], depth: T, area: T, g: &[[T; 2]; VARS]) -> [T; VARS] {
     let (grav, r) = (m.g, m.r);
-    let h1 = (u[0] - u[3]) + m.ref_h1;
-    let h2 = (u[3] + m.ref_interface) + depth;
+    // An absent layer feels no force (its thickness here would be a rounding).
+    let present = |h: T| if h > m.dry_tolerance { h } else { T::zero() };
+    let h1 = present((u[0] - u[3]) + m.ref_h1);
+    let h2 = present((u[3] + m.ref_interface) + depth);
     let mut out = [T::zero(); VARS];
     for x in 0..2 {
         let eta1 = g[0][x];
