@@ -28,9 +28,12 @@ struct PeerArgs {
     const long long* send_off;            //   destination's mailbox (2 per cell)
     const int* dests;                     // the destination ranks and the source ranks
     const int* sources;
-    unsigned long long* counter;          // blocks of the send kernel done
+    unsigned long long* counter;          // blocks of the send kernel (or update_peer) done
+    const int* by_cell_first;             // per send-block cell c: its sent cells' entries
+    const int* by_cell_items;             //   by_cell_items[by_cell_first[c - sb_begin] ..]
     int n_send, n_dests, n_sources, n_recv;
-    int recv_begin, me, n_ranks, reserved;
+    int recv_begin, me, n_ranks, sb_begin;
+    int sb_end, reserved;
 };
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -77,6 +80,34 @@ __device__ __forceinline__ void peer_send(const Arrays<T>& a, const PeerArgs& p,
             for (int d = 0; d < p.n_dests; d++)
                 *(volatile unsigned long long*)mailbox_word(p, p.dests[d], p.me) = seq;
         }
+    }
+}
+
+// The update's own send (update_peer): after step k's update, the send block's new states
+// (this thread's cell `cell`, just written to o1/o2) go straight into the destinations'
+// mailboxes for step k + 1, and the last of the blocks that hold send-block cells raises the
+// flag `seq` in each destination: the next step's halo then travels as soon as the update
+// is done, without a send kernel after it. Every thread of a block calls it (or none).
+template <typename T>
+__device__ __forceinline__ void peer_send_updated(const Arrays<T>& a, const PeerArgs& p, int cell,
+                                                  unsigned long long seq) {
+    int first = p.sb_begin / (int)blockDim.x, last = (p.sb_end - 1) / (int)blockDim.x;
+    if (p.sb_end <= p.sb_begin || (int)blockIdx.x < first || (int)blockIdx.x > last) return;
+    if (cell >= p.sb_begin && cell < p.sb_end) {
+        V4<T> x = a.o1[cell], y = a.o2[cell];
+        for (int i = p.by_cell_first[cell - p.sb_begin]; i < p.by_cell_first[cell - p.sb_begin + 1]; i++) {
+            int k = p.by_cell_items[i];
+            unsigned long long base = p.mailboxes[p.send_dest[k]];
+            *(V4<T>*)(base + p.send_off[2 * k]) = x;
+            *(V4<T>*)(base + p.send_off[2 * k + 1]) = y;
+        }
+    }
+    __threadfence_system();
+    __syncthreads();
+    if (threadIdx.x == 0 && atomicAdd(p.counter, 1ull) == (unsigned long long)(last - first)) {
+        *p.counter = 0;
+        __threadfence_system();
+        for (int d = 0; d < p.n_dests; d++) *(volatile unsigned long long*)mailbox_word(p, p.dests[d], p.me) = seq;
     }
 }
 
@@ -146,6 +177,15 @@ __device__ __forceinline__ bool peer_reduce(const PeerArgs& p, unsigned long lon
         pdl_wait();                                                                                               \
         if (*(volatile unsigned long long*)&c->stop != 0) return;                                                \
         if (!peer_receive<T>(a, p, c->seq + k + 1) && threadIdx.x == 0) c->stop = 4;                            \
+    }                                                                                                             \
+    /* Step k's update (update_resident), then the send block for step k + 1 (peer_send_updated). */          \
+    extern "C" __global__ void update_peer_##SUFFIX(Arrays<T> a, Model<T> m, const Control* c,                   \
+                                                    unsigned long long k, int early, PeerArgs p) {              \
+        pdl_wait();                                                                                               \
+        pdl_trigger(early);                                                                                       \
+        unsigned long long seq = c->seq;                                                                          \
+        int cell = blockIdx.x * blockDim.x + threadIdx.x;                                                        \
+        if (update_step<T>(a, m, c, k, cell)) peer_send_updated<T>(a, p, cell, seq + k + 2);                     \
     }                                                                                                             \
     /* The time step over the owned cells, its minimum over the ranks by peer_reduce, the step. */             \
     extern "C" __global__ void dt_peer_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, PeerArgs p,                 \

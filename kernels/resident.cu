@@ -43,6 +43,18 @@ __device__ __forceinline__ void pdl_wait() {
 #endif
 }
 
+// Let the next kernel on the stream be scheduled now (its blocks then wait in pdl_wait for
+// this whole kernel): on a mesh whose kernels are one wave of blocks, the next kernel's launch
+// then overlaps this one instead of following it. Called after this kernel's own pdl_wait, so
+// that at most two kernels are in flight (called first, every kernel of a graph would be
+// scheduled at once). On larger meshes the waiting blocks take room this kernel's later waves
+// need (64222 cells: 65% slower; BENCHMARKS.md, issue 20), so the host asks for it by size.
+__device__ __forceinline__ void pdl_trigger(int early) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (early) asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
 __device__ __forceinline__ double dt_from_min_bits(unsigned long long bits, float) {
     return bits > 0xffffffffull ? __longlong_as_double(0x7ff8000000000000ll) : (double)__uint_as_float((unsigned)bits);
 }
@@ -116,17 +128,36 @@ __device__ __forceinline__ bool dt_resident(const Arrays<T>& a, T two_gamma, Con
     return last;
 }
 
+// Step k of the batch (from 0) updates cell `cell` only if the step was taken (its time step
+// was chosen); whether it was (the same in every thread). The control block's words and the
+// cell's are loaded together (one memory latency, not two).
+template <typename T>
+__device__ __forceinline__ bool update_step(const Arrays<T>& a, const Model<T>& m, const Control* c,
+                                            unsigned long long k, int cell) {
+    unsigned long long steps = *(const volatile unsigned long long*)&c->steps;
+    T dt = (T)c->dt;
+    bool mine = cell < a.n_owned;
+    CellWords<T> w = cell_words<T>(a.v1, a.v2, a.lo, a.acc, a.stride, mine ? cell : 0);
+    if (steps != k + 1) return false;
+    if (cell == 0) a.scratch[0] = ~0ull;  // the dt minimum, reset for the next step
+    if (mine) update_cell<T>(w, cell, a.o1, a.o2, a.olo, a.acc, a.stride, m, dt, a.scratch, a.coriolis);
+    return true;
+}
+
 #define PYCNO_RESIDENT(T, SUFFIX)                                                                                 \
     /* Edges begin..end (all, or the interior and the communication edges of a rank). */                     \
     extern "C" __global__ void edge_resident_##SUFFIX(Arrays<T> a, Model<T> m, int begin, int end,              \
-                                                       const Control* c) {                                      \
+                                                       const Control* c, int early) {                           \
         pdl_wait();                                                                                               \
+        pdl_trigger(early);                                                                                       \
         if (*(const volatile unsigned long long*)&c->stop != 0) return;                                          \
         edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, begin, end, m,            \
                        (T)c->t, a.scratch);                                                                      \
     }                                                                                                             \
-    extern "C" __global__ void dt_resident_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, int finalize) {        \
+    extern "C" __global__ void dt_resident_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, int finalize,          \
+                                                     int early) {                                                 \
         pdl_wait();                                                                                               \
+        pdl_trigger(early);                                                                                       \
         dt_resident<T>(a, two_gamma, c, finalize);                                                               \
     }                                                                                                             \
     /* One thread, after the all-reduce of the ranks' minima and health flags. */                               \
@@ -137,11 +168,10 @@ __device__ __forceinline__ bool dt_resident(const Arrays<T>& a, T two_gamma, Con
     }                                                                                                             \
     /* Step k of the batch (from 0) updates only if it was taken: its time step was chosen. */                   \
     extern "C" __global__ void update_resident_##SUFFIX(Arrays<T> a, Model<T> m, const Control* c,               \
-                                                         unsigned long long k) {                                 \
+                                                         unsigned long long k, int early) {                      \
         pdl_wait();                                                                                               \
-        if (*(const volatile unsigned long long*)&c->steps != k + 1) return;                                     \
-        update_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, a.stride, a.n_owned, m, (T)c->dt, \
-                         a.scratch, a.coriolis);                                                                 \
+        pdl_trigger(early);                                                                                       \
+        update_step<T>(a, m, c, k, blockIdx.x * blockDim.x + threadIdx.x);                                      \
     }
 
 PYCNO_RESIDENT(float, f32)

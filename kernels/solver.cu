@@ -147,22 +147,38 @@ __device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4
 __device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, b); }
 __device__ __forceinline__ double div_rn(double a, double b) { return __ddiv_rn(a, b); }
 
-// Reads (v1, v2, lo) and writes (o1, o2, olo): the host swaps the two buffer sets after
-// each update, so the state before the last update stays available (the last good state of
-// a blow-up).
+// What an update reads of a cell: its stored state, its low parts and its slots' layer-1 words
+// (the layer-2 words follow: a quiet slot has none). Split from the update so that the
+// device-resident update can issue these loads with its control block's (resident.cu).
+template <typename T> struct CellWords {
+    V4<T> a, b;
+    V2<T> l;
+    V4<T> s0, s2, s4;
+};
 template <typename T>
-__device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
-                                              const V2<T>* __restrict__ lo, V4<T>* __restrict__ o1,
-                                              V4<T>* __restrict__ o2, V2<T>* __restrict__ olo,
-                                              const V4<T>* __restrict__ acc, long long stride, int n,
-                                              const Model<T>& m, T dt, unsigned long long* __restrict__ scratch,
-                                              const T* __restrict__ coriolis) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
-    if (c >= n) return;
-    V4<T> a = v1[c], b = v2[c];
-    V2<T> l = lo[c];
-    V4<T> s0 = acc[c], s2 = acc[2 * stride + c], s4 = acc[4 * stride + c];
+__device__ __forceinline__ CellWords<T> cell_words(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                                   const V2<T>* __restrict__ lo, const V4<T>* __restrict__ acc,
+                                                   long long stride, int c) {
+    CellWords<T> w;
+    w.a = v1[c];
+    w.b = v2[c];
+    w.l = lo[c];
+    w.s0 = acc[c];
+    w.s2 = acc[2 * stride + c];
+    w.s4 = acc[4 * stride + c];
+    return w;
+}
+
+// Cell c's update from its words `w` (cell_words): reads the layer-2 words, writes (o1, o2,
+// olo). The host swaps the two buffer sets after each update, so the state before the last
+// update stays available (the last good state of a blow-up).
+template <typename T>
+__device__ __forceinline__ void update_cell(CellWords<T> w, int c, V4<T>* __restrict__ o1, V4<T>* __restrict__ o2,
+                                            V2<T>* __restrict__ olo, const V4<T>* __restrict__ acc, long long stride,
+                                            const Model<T>& m, T dt, unsigned long long* __restrict__ scratch,
+                                            const T* __restrict__ coriolis) {
+    V4<T> a = w.a, b = w.b, s0 = w.s0, s2 = w.s2, s4 = w.s4;
+    V2<T> l = w.l;
     V4<T> t1 = layer2_word(acc, s0, stride + c), t3 = layer2_word(acc, s2, 3 * stride + c),
           t5 = layer2_word(acc, s4, 5 * stride + c);
     // Correctly rounded, as on the CPU, whatever --prec-div says: the update is where mass
@@ -188,6 +204,20 @@ __device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, cons
     o2[c] = b;
     olo[c] = l;
     if (!ok) atomicOr(&scratch[1], 1ull);
+}
+
+// Reads (v1, v2, lo) and writes (o1, o2, olo) (update_cell).
+template <typename T>
+__device__ __forceinline__ void update_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                              const V2<T>* __restrict__ lo, V4<T>* __restrict__ o1,
+                                              V4<T>* __restrict__ o2, V2<T>* __restrict__ olo,
+                                              const V4<T>* __restrict__ acc, long long stride, int n,
+                                              const Model<T>& m, T dt, unsigned long long* __restrict__ scratch,
+                                              const T* __restrict__ coriolis) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
+    if (c >= n) return;
+    update_cell(cell_words(v1, v2, lo, acc, stride, c), c, o1, o2, olo, acc, stride, m, dt, scratch, coriolis);
 }
 
 // The per-cell extremes (kernels/extremes.cuh) of the owned cells, kept in double, one array

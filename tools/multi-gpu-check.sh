@@ -104,6 +104,8 @@ nccl_mode "NCCL missing" PYCNO_NCCL_LIB=libpycno-no-such-nccl.so.2 host
 nccl_mode "GPU stores, host-driven steps" PYCNO_DEVICE_STEPS=1 ipc ipc
 nccl_mode "GPU stores without programmatic launch" PYCNO_PDL=0 ipc ipc
 nccl_mode "auto takes the GPU stores" PYCNO_PDL=1 ipc auto
+nccl_mode "GPU stores, a send kernel per step (the update does not send)" PYCNO_IPC_UPDATE_SENDS=0 ipc ipc
+nccl_mode "GPU stores, every kernel lets the next start early" PYCNO_PDL_EARLY_CELLS=1000000000 ipc ipc
 check "2 GPUs, NCCL missing: the fallback says why" grep -q "halo goes through the host.*NCCL not found" "$W/mode_NCCL missing.err"
 
 # Parallel VTK output: one .vtu piece per rank per frame, a .pvtu tying them, all in the .pvd.

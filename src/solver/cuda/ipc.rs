@@ -42,6 +42,8 @@ pub struct PeerArgs {
     dests: u64,
     sources: u64,
     counter: u64,
+    by_cell_first: u64,
+    by_cell_items: u64,
     n_send: i32,
     n_dests: i32,
     n_sources: i32,
@@ -49,6 +51,8 @@ pub struct PeerArgs {
     recv_begin: i32,
     me: i32,
     n_ranks: i32,
+    sb_begin: i32,
+    sb_end: i32,
     reserved: i32,
 }
 // SAFETY: #[repr(C)], integers only, mirrored in kernels/peer.cu.
@@ -59,6 +63,8 @@ pub struct PeerFns {
     pub send: CudaFunction,
     pub receive: CudaFunction,
     pub dt: CudaFunction,
+    /// The update that sends the send block's new states itself (`update_peer`).
+    pub update: CudaFunction,
 }
 
 /// One rank's end of the exchange.
@@ -69,6 +75,13 @@ pub struct PeerLink {
     pub fns: PeerFns,
     /// Exchanges so far (the sequence numbers of the flags).
     pub seq: u64,
+    /// Whether the device-resident steps' updates send the halo of the next step themselves
+    /// (`update_peer`; `PYCNO_IPC_UPDATE_SENDS=0`: a send kernel at each step's start, as
+    /// the host-driven steps do).
+    pub update_sends: bool,
+    /// With `update_sends`: the halo of exchange `seq + 1` is in the mailboxes already (sent
+    /// by the last update of the batch before, or by the priming send of the first batch).
+    pub primed: bool,
     /// A control block for exchanges of host-driven steps (its `stop` reports a timeout).
     pub host_ctl: CudaSlice<u64>,
     /// The mailbox and the other ranks' mapped ones (freed when the link goes, after the
@@ -80,8 +93,43 @@ pub struct PeerLink {
 }
 
 /// The device tables of [`PeerArgs`]: mailboxes, send cells, destinations, offsets,
-/// destination ranks, source ranks.
-type Tables = (CudaSlice<u64>, CudaSlice<i32>, CudaSlice<i32>, CudaSlice<i64>, CudaSlice<i32>, CudaSlice<i32>);
+/// destination ranks, source ranks, and the sent entries of each send-block cell (first
+/// per cell, then the entries).
+type Tables = (
+    CudaSlice<u64>,
+    CudaSlice<i32>,
+    CudaSlice<i32>,
+    CudaSlice<i64>,
+    CudaSlice<i32>,
+    CudaSlice<i32>,
+    CudaSlice<i32>,
+    CudaSlice<i32>,
+);
+
+/// The entries of a send table (`cells[k]`, the local cell of entry k) grouped by cell over
+/// the send block `block`: `first[c - block.start] .. first[c - block.start + 1]` index
+/// `items`, the entries of cell c in table order. None where an entry's cell lies outside.
+pub fn entries_by_cell(cells: &[i32], block: std::ops::Range<usize>) -> Option<(Vec<i32>, Vec<i32>)> {
+    let mut first = vec![0i32; block.len() + 1];
+    for &c in cells {
+        let c = c as usize;
+        if !block.contains(&c) {
+            return None;
+        }
+        first[c - block.start + 1] += 1;
+    }
+    for i in 0..block.len() {
+        first[i + 1] += first[i];
+    }
+    let mut at = first.clone();
+    let mut items = vec![0i32; cells.len()];
+    for (k, &c) in cells.iter().enumerate() {
+        let slot = &mut at[c as usize - block.start];
+        items[*slot as usize] = k as i32;
+        *slot += 1;
+    }
+    Some((first, items))
+}
 
 // SAFETY: the raw device pointers are only used through `&mut` of the backend.
 unsafe impl Send for PeerLink {}
@@ -231,9 +279,14 @@ impl<T: CudaReal> CudaBackend<T> {
                 offs.push((HEADER_BYTES + (their_recv + k) * cb) as i64);
             }
         }
+        let by_cell = entries_by_cell(&cells, plan.send_block.clone());
+        if by_cell.is_none() {
+            why.get_or_insert(format!("rank {me} sends cells outside its send block {:?}", plan.send_block));
+        }
         if !agreed(why.is_none()) {
             return Ok(Err(why.unwrap_or_else(|| "another rank could not map the mailboxes".into())));
         }
+        let (first, items) = by_cell.expect("checked above");
         let s = &self.stream;
         let up = |e| anyhow!("uploading the GPU exchange's tables: {e}");
         let nonempty = |v: Vec<i32>| if v.is_empty() { vec![0] } else { v };
@@ -247,6 +300,8 @@ impl<T: CudaReal> CudaBackend<T> {
             s.clone_htod(&if offs.is_empty() { vec![0i64; 2] } else { offs }).map_err(up)?,
             s.clone_htod(&nonempty(dests)).map_err(up)?,
             s.clone_htod(&nonempty(sources)).map_err(up)?,
+            s.clone_htod(&first).map_err(up)?,
+            s.clone_htod(&nonempty(items)).map_err(up)?,
         );
         let counter = s.alloc_zeros::<u64>(1).map_err(up)?;
         let host_ctl = s.alloc_zeros::<u64>(CONTROL_WORDS).map_err(up)?;
@@ -258,6 +313,8 @@ impl<T: CudaReal> CudaBackend<T> {
             dests: address(&tables.4, s),
             sources: address(&tables.5, s),
             counter: address(&counter, s),
+            by_cell_first: address(&tables.6, s),
+            by_cell_items: address(&tables.7, s),
             n_send,
             n_dests,
             n_sources,
@@ -265,6 +322,8 @@ impl<T: CudaReal> CudaBackend<T> {
             recv_begin: plan.receive_block.start as i32,
             me: me as i32,
             n_ranks: n as i32,
+            sb_begin: plan.send_block.start as i32,
+            sb_end: plan.send_block.end as i32,
             reserved: 0,
         };
         let f = |op: &str| {
@@ -272,13 +331,24 @@ impl<T: CudaReal> CudaBackend<T> {
                 .load_function(&format!("{op}_peer_{}", T::SUFFIX))
                 .with_context(|| format!("kernel {op}_peer missing"))
         };
-        let fns = PeerFns { send: f("send")?, receive: f("receive")?, dt: f("dt")? };
+        let fns = PeerFns { send: f("send")?, receive: f("receive")?, dt: f("dt")?, update: f("update")? };
         let stream = self.ctx.new_stream().map_err(|e| anyhow!("cannot make the exchange's CUDA stream: {e}"))?;
         s.synchronize()?;
         // Every mailbox is cleared before any rank stores into another's.
         comm.barrier();
-        self.ipc =
-            Some(PeerLink { args, stream, fns, seq: 0, host_ctl, _mapped: link, _tables: tables, _counter: counter });
+        let update_sends = std::env::var("PYCNO_IPC_UPDATE_SENDS").map_or(true, |v| v != "0");
+        self.ipc = Some(PeerLink {
+            args,
+            stream,
+            fns,
+            seq: 0,
+            update_sends,
+            primed: false,
+            host_ctl,
+            _mapped: link,
+            _tables: tables,
+            _counter: counter,
+        });
         // The graphs captured so far hold no exchange.
         self.resident = None;
         Ok(Ok("ipc (each GPU stores into the others' memory over NVLink)".into()))
@@ -287,11 +357,23 @@ impl<T: CudaReal> CudaBackend<T> {
     /// Queue this rank's send and receive for step `k` of a batch on `stream`, with control
     /// block `ctl` (its `seq` numbers the exchange).
     pub(super) fn enqueue_ipc(&self, a: &DeviceArrays, ctl: u64, k: u64, stream: &CudaStream) -> Result<()> {
+        self.enqueue_ipc_send(a, ctl, k, stream)?;
+        self.enqueue_ipc_receive(a, ctl, k, stream)
+    }
+
+    /// Queue this rank's send of step `k` of a batch (the send block of `a`'s current set).
+    pub(super) fn enqueue_ipc_send(&self, a: &DeviceArrays, ctl: u64, k: u64, stream: &CudaStream) -> Result<()> {
         let p = self.ipc.as_ref().ok_or_else(|| anyhow!("the GPU stores exchange is not connected"))?;
         let mut l = stream.launch_builder(&p.fns.send);
         l.arg(a).arg(&p.args).arg(&ctl).arg(&k);
         // SAFETY: the arguments of send_peer_{f32,f64}, in order.
         unsafe { l.launch(grid(p.args.n_send.max(1) as usize)) }.context("queueing the halo's stores")?;
+        Ok(())
+    }
+
+    /// Queue this rank's receipt of step `k` of a batch (into `a`'s receive block).
+    pub(super) fn enqueue_ipc_receive(&self, a: &DeviceArrays, ctl: u64, k: u64, stream: &CudaStream) -> Result<()> {
+        let p = self.ipc.as_ref().ok_or_else(|| anyhow!("the GPU stores exchange is not connected"))?;
         let mut l = stream.launch_builder(&p.fns.receive);
         l.arg(a).arg(&p.args).arg(&ctl).arg(&k);
         // SAFETY: the arguments of receive_peer_{f32,f64}, in order.
@@ -315,6 +397,8 @@ impl<T: CudaReal> CudaBackend<T> {
         let seq = [p.seq];
         p.stream.memcpy_htod(&seq, &mut p.host_ctl.slice_mut(SEQ_WORD..SEQ_WORD + 1))?;
         p.seq += 1;
+        // This step's sends are its own: the next device-resident batch primes its own.
+        p.primed = false;
         let p = self.ipc.as_ref().expect("connected");
         let ctl = address(&p.host_ctl, &p.stream);
         if overlap {
@@ -354,5 +438,26 @@ impl Drop for Link {
         }
         // SAFETY: allocated by malloc_sync; as above.
         let _ = unsafe { cudarc::driver::result::free_sync(self.mailbox) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::entries_by_cell;
+
+    #[test]
+    fn send_entries_are_grouped_by_cell_in_table_order() {
+        // Cells 10..14: 11 goes to two ranks, 13 to none.
+        let cells = [12, 11, 10, 11, 12];
+        let (first, items) = entries_by_cell(&cells, 10..14).unwrap();
+        assert_eq!(first, vec![0, 1, 3, 5, 5]);
+        assert_eq!(items, vec![2, 1, 3, 0, 4]);
+        for (c, w) in first.windows(2).enumerate() {
+            for &k in &items[w[0] as usize..w[1] as usize] {
+                assert_eq!(cells[k as usize] as usize, 10 + c);
+            }
+        }
+        assert!(entries_by_cell(&[9], 10..14).is_none(), "a cell outside the send block");
+        assert_eq!(entries_by_cell(&[], 3..3), Some((vec![0], vec![])));
     }
 }

@@ -19,7 +19,7 @@ use super::{CudaBackend, CudaReal};
 use crate::solver::backend::{DeviceBatch, DeviceSteps, DeviceStop};
 use anyhow::{anyhow, bail, Context, Result};
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, LaunchConfig};
+use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, LaunchConfig, PinnedHostSlice};
 use std::ffi::c_void;
 
 /// A kernel argument as `cuLaunchKernelEx` takes it.
@@ -96,6 +96,12 @@ pub struct Resident {
     /// The last step's length, for the guess of the steps to the next target.
     last_dt: f64,
     ctl: CudaSlice<u64>,
+    /// The control block's copy on the host, page-locked: a batch's two small copies are
+    /// then queued directly, where pageable memory goes through the driver's staging (its
+    /// read-back also blocks the host until the graph is done). Written before the batch's
+    /// copy to the device and read after the stream is synchronized, so that no copy is in
+    /// flight while the host touches it (cudarc tracks no events on it: see `CudaBackend::new`).
+    host: PinnedHostSlice<u64>,
 }
 
 /// Whether NCCL calls go into the CUDA graphs (`PYCNO_NCCL_GRAPH=0`: queued step by step).
@@ -106,6 +112,17 @@ fn nccl_in_graphs() -> bool {
 /// Blocks of the device-resident time-step kernel: enough to fill an H200 (132 SMs) a few
 /// times over, few enough that counting them is cheap.
 const DT_BLOCKS: u32 = 1024;
+
+/// Owned cells up to which each resident kernel lets the next be scheduled at its start
+/// (`pdl_trigger` in `kernels/resident.cu`; `PYCNO_PDL_EARLY_CELLS` to try others): on an
+/// H200 it gains about 5% at 4040 and 15736 cells, where a step is a few microseconds of
+/// latency, and costs 65% at 64222, where the waiting blocks take room the running kernel's
+/// later waves need (BENCHMARKS.md, issue 20).
+const PDL_EARLY_CELLS: usize = 16384;
+
+fn cells_from_env(var: &str, default: usize) -> usize {
+    std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
 
 /// Graph sizes for batches of at most `k` steps: powers of 4 from 4, and `k`.
 fn sizes(k: u64) -> Vec<u64> {
@@ -174,24 +191,42 @@ impl<T: CudaReal> CudaBackend<T> {
         let s = &self.stream;
         let mut q = Queue { stream: s, pdl: self.pdl, after_kernel: false };
         let finalize = i32::from(self.peer.is_none() && self.ipc.is_none());
+        let early = i32::from(self.pdl && self.n_owned <= cells_from_env("PYCNO_PDL_EARLY_CELLS", PDL_EARLY_CELLS));
+        // At most DT_BLOCKS blocks, each thread over several cells (see the kernel).
+        let mut dt_grid = grid(self.n_owned);
+        dt_grid.grid_dim.0 = dt_grid.grid_dim.0.min(DT_BLOCKS);
         for step in 0..k {
             let a: DeviceArrays = self.home[(parity + step as usize) % 2];
-            // edge_resident_{f32,f64}(a, m, begin, end, c)
+            // edge_resident_{f32,f64}(a, m, begin, end, c, early)
             let edges = |q: &mut Queue, begin: i32, end: i32| -> Result<()> {
                 if begin >= end {
                     return Ok(());
                 }
-                let args = [arg(&a), arg(&m), arg(&begin), arg(&end), arg(&c)];
+                let args = [arg(&a), arg(&m), arg(&begin), arg(&end), arg(&c), arg(&early)];
                 q.kernel(&fns.edge, grid((end - begin) as usize), &args, "the edge kernel")
             };
             if let Some(p) = &self.ipc {
                 // The communication edges follow the receipt on the exchange's stream, beside
                 // the interior edges (they write other accumulator slots): the step then
                 // waits for the later of the two, not for both in turn.
-                p.stream.wait(&s.record_event(None)?)?;
-                self.enqueue_ipc(&a, c, step, &p.stream)?;
-                let mut side = Queue { stream: &p.stream, pdl: self.pdl, after_kernel: true };
-                edges(&mut side, nl, ne)?;
+                if p.update_sends {
+                    // The update before sent this step's halo (update_peer), so the receipt
+                    // waits for the peers' flags alone, and may wait while this rank's update
+                    // runs (its receive block is another buffer set's than the last step's
+                    // edges read); the communication edges also wait for that update.
+                    if step == 0 {
+                        p.stream.wait(&s.record_event(None)?)?;
+                    }
+                    self.enqueue_ipc_receive(&a, c, step, &p.stream)?;
+                    p.stream.wait(&s.record_event(None)?)?;
+                    let mut side = Queue { stream: &p.stream, pdl: self.pdl, after_kernel: false };
+                    edges(&mut side, nl, ne)?;
+                } else {
+                    p.stream.wait(&s.record_event(None)?)?;
+                    self.enqueue_ipc(&a, c, step, &p.stream)?;
+                    let mut side = Queue { stream: &p.stream, pdl: self.pdl, after_kernel: true };
+                    edges(&mut side, nl, ne)?;
+                }
                 let done = p.stream.record_event(None)?;
                 edges(&mut q, 0, nl)?;
                 s.wait(&done)?;
@@ -207,17 +242,14 @@ impl<T: CudaReal> CudaBackend<T> {
             } else {
                 edges(&mut q, 0, ne)?;
             }
-            // At most DT_BLOCKS blocks, each thread over several cells (see the kernel).
-            let mut g = grid(self.n_owned);
-            g.grid_dim.0 = g.grid_dim.0.min(DT_BLOCKS);
             if let Some(p) = &self.ipc {
                 // dt_peer_{f32,f64}(a, two_gamma, c, peer args, k)
                 let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&p.args), arg(&step)];
-                q.kernel(&p.fns.dt, g, &args, "the time-step kernel")?;
+                q.kernel(&p.fns.dt, dt_grid, &args, "the time-step kernel")?;
             } else {
-                // dt_resident_{f32,f64}(a, two_gamma, c, finalize)
-                let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize)];
-                q.kernel(&fns.dt, g, &args, "the time-step kernel")?;
+                // dt_resident_{f32,f64}(a, two_gamma, c, finalize, early)
+                let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize), arg(&early)];
+                q.kernel(&fns.dt, dt_grid, &args, "the time-step kernel")?;
             }
             if self.peer.is_some() {
                 self.enqueue_reduce(c + REDUCE_OFFSET)?;
@@ -227,9 +259,18 @@ impl<T: CudaReal> CudaBackend<T> {
                 // finalize_resident_{f32,f64}(a, c)
                 q.kernel(&fns.finalize, one, &[arg(&a), arg(&c)], "the step's choice")?;
             }
-            // update_resident_{f32,f64}(a, m, c, k)
-            let args = [arg(&a), arg(&m), arg(&c), arg(&step)];
-            q.kernel(&fns.update, grid(self.n_owned), &args, "the update kernel")?;
+            match &self.ipc {
+                // update_peer_{f32,f64}(a, m, c, k, early, peer args): also sends the next step's halo.
+                Some(p) if p.update_sends => {
+                    let args = [arg(&a), arg(&m), arg(&c), arg(&step), arg(&early), arg(&p.args)];
+                    q.kernel(&p.fns.update, grid(self.n_owned), &args, "the update kernel")?;
+                }
+                // update_resident_{f32,f64}(a, m, c, k, early)
+                _ => {
+                    let args = [arg(&a), arg(&m), arg(&c), arg(&step), arg(&early)];
+                    q.kernel(&fns.update, grid(self.n_owned), &args, "the update kernel")?;
+                }
+            }
         }
         Ok(())
     }
@@ -263,7 +304,7 @@ impl<T: CudaReal> CudaBackend<T> {
         let bits = two_gamma.f64().to_bits();
         if self.resident.as_ref().is_none_or(|r| r.two_gamma_bits != bits) {
             let fns = self.resident_fns.as_ref().ok_or_else(|| anyhow!("resident kernels not loaded"))?;
-            let ctl = self.stream.alloc_zeros::<u64>(CONTROL_WORDS).context("allocating the step control block")?;
+            let mut ctl = self.stream.alloc_zeros::<u64>(CONTROL_WORDS).context("allocating the step control block")?;
             let mut graphs = Vec::new();
             for k in sizes(self.resident_k) {
                 if self.peer.is_some() && !nccl_in_graphs() {
@@ -276,9 +317,29 @@ impl<T: CudaReal> CudaBackend<T> {
                 }
                 graphs.push((k, Some(pair)));
             }
-            self.resident = Some(Resident { two_gamma_bits: bits, graphs, last_dt: 0.0, ctl });
+            self.warm_up(&mut ctl, &graphs)?;
+            // SAFETY: written in full before every use (resident_steps).
+            let host = unsafe { self.ctx.alloc_pinned_with_flags::<u64>(CONTROL_WORDS, 0) }
+                .context("allocating the step control block's host copy")?;
+            self.resident = Some(Resident { two_gamma_bits: bits, graphs, last_dt: 0.0, ctl, host });
         }
         Ok(())
+    }
+
+    /// Launch each graph once with every step a no-op (`stop` set), at set-up: a graph's
+    /// first launch costs more than later ones, and a run's first batch would pay it in its
+    /// stepping time (`PYCNO_GRAPH_WARMUP=0` skips it, for comparison). Not with NCCL, whose
+    /// collectives in the graphs would run on every rank.
+    fn warm_up(&self, ctl: &mut CudaSlice<u64>, graphs: &[(u64, Option<[CudaGraph; 2]>)]) -> Result<()> {
+        if self.peer.is_some() || std::env::var("PYCNO_GRAPH_WARMUP").is_ok_and(|v| v == "0") {
+            return Ok(());
+        }
+        let idle: [u64; CONTROL_WORDS] = bytemuck::cast(Control { stop: 1, ..Default::default() });
+        self.stream.memcpy_htod(&idle, ctl).context("writing the step control block")?;
+        for g in graphs.iter().filter_map(|g| g.1.as_ref()).flatten() {
+            g.launch().context("launching the steps' CUDA graph")?;
+        }
+        self.stream.synchronize().context("warming up the steps' CUDA graphs")
     }
 
     /// See [`crate::solver::Backend::steps_on_device`].
@@ -304,7 +365,17 @@ impl<T: CudaReal> CudaBackend<T> {
             ..Default::default()
         };
         let words: [u64; CONTROL_WORDS] = bytemuck::cast(start);
-        self.stream.memcpy_htod(&words, &mut r.ctl).context("writing the step control block")?;
+        r.host.as_mut_slice().context("the step control block's host copy")?.copy_from_slice(&words);
+        self.stream.memcpy_htod(&r.host, &mut r.ctl).context("writing the step control block")?;
+        if self.ipc.as_ref().is_some_and(|p| p.update_sends && !p.primed) {
+            // The first batch's first halo (later ones were sent by the update before).
+            let ctl = address(&r.ctl, &self.stream);
+            self.enqueue_ipc_send(&self.home[parity], ctl, 0, &self.stream)?;
+        }
+        if let Some(p) = self.ipc.as_mut() {
+            p.primed = true;
+        }
+        let r = self.resident.as_mut().expect("made above");
         let graphed = match &r.graphs[at].1 {
             Some(pair) => {
                 pair[parity].launch().context("launching the steps' CUDA graph")?;
@@ -318,9 +389,10 @@ impl<T: CudaReal> CudaBackend<T> {
             self.enqueue_steps(fns, &r.ctl, parity, k, T::c(f64::from_bits(r.two_gamma_bits)))?;
         }
         let r = self.resident.as_mut().expect("made above");
-        let mut back = [0u64; CONTROL_WORDS];
-        self.stream.memcpy_dtoh(&r.ctl, &mut back).context("reading the steps back")?;
+        self.stream.memcpy_dtoh(&r.ctl, &mut r.host).context("reading the steps back")?;
         self.stream.synchronize().context("the steps on the device")?;
+        let mut back = [0u64; CONTROL_WORDS];
+        back.copy_from_slice(r.host.as_slice().context("the step control block's host copy")?);
         let c: Control = bytemuck::cast(back);
         if c.steps > k {
             bail!("the device reports {} steps of a batch of {k}", c.steps);
