@@ -320,7 +320,7 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     let choice = agree(comm, choose_backend(opts.backend, !comm.is_root()))?;
     let submesh = match local_sub {
         Some(sub) => Some(sub),
-        None => agree(comm, rank_submesh(opts, &pm, comm))?,
+        None => agree(comm, rank_submesh(opts, &pm, comm, s.physics.order))?,
     };
     // Now the output directory: an earlier run's results go (with --overwrite), the list of
     // this run's files starts, and the resolved scenario is saved first.
