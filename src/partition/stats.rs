@@ -30,7 +30,9 @@ pub struct RankStats {
     pub cells: usize,
     pub interior: usize,
     pub send: usize,
+    /// Receive-block cells (both rings, with two).
     pub receive: usize,
+    /// Edges processed (not the first ring's own, which only its stencils read).
     pub edges: usize,
     pub communication_edges: usize,
     pub neighbours: usize,
@@ -85,8 +87,8 @@ impl Stats {
                     interior: s.n_interior,
                     send: s.n_owned - s.n_interior,
                     receive: s.num_cells() - s.n_owned,
-                    edges: s.num_edges(),
-                    communication_edges: s.num_edges() - s.n_local_edges,
+                    edges: s.n_pass_edges,
+                    communication_edges: s.n_pass_edges - s.n_local_edges,
                     neighbours: s.sends.len(),
                     bytes_sent: sent as u64 * per_step,
                     bytes_received: (s.num_cells() - s.n_owned) as u64 * per_step,

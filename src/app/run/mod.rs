@@ -664,8 +664,13 @@ pub fn simulate(
         Err(e) => return Err(diagnose(e, backend.as_mut(), &run)),
     };
 
-    let count_walls = || pm.topo.edge_cells.iter().filter(|c| c[1] == crate::mesh::NO_CELL).count();
-    // A rank's piece holds the owned side of its walls only: every wall once over the ranks.
+    // A rank's piece holds the owned side of its walls only among the edges it processes
+    // (after them come the first ring's own, at second order): every wall once over the ranks.
+    let processed = match &part.submesh {
+        Some(sub) if part.piece => &pm.topo.edge_cells[sub.pass_edges()],
+        _ => &pm.topo.edge_cells[..],
+    };
+    let count_walls = || processed.iter().filter(|c| c[1] == crate::mesh::NO_CELL).count();
     let walls = if part.piece { comm.sum_u64(count_walls() as u64) as usize } else { count_walls() };
     let float_bytes = opts.precision.float_bytes();
     let kernels = backend
