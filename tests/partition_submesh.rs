@@ -580,3 +580,27 @@ fn first_ring_cells_on_open_boundaries_see_them_as_their_owner_does() {
     }
     assert!(open_in_ring > 0, "no first-ring cell met an open boundary: nothing tested");
 }
+
+/// `verify` (and so `pycno partition --check`) holds two-ring partitions to two rings: one
+/// rank's submesh of one ring among two-ring ones, or a two-ring rank missing a second-ring
+/// cell, is caught.
+#[test]
+fn verify_catches_a_rank_with_the_wrong_rings() {
+    let pm = paper(2000);
+    let owner = partition::metis::partition_cells(&pm.topo, 3).unwrap();
+    let two = submesh::build_rings(&pm.topo, &owner, 3, 0, 2).unwrap();
+    partition::verify::verify(&pm.topo, &two).unwrap();
+    let one = submesh::build_rings(&pm.topo, &owner, 3, 0, 1).unwrap();
+    partition::verify::verify(&pm.topo, &one).unwrap();
+    let mut mixed = two.clone();
+    mixed[1] = one[1].clone();
+    let e = partition::verify::verify(&pm.topo, &mixed).unwrap_err();
+    assert!(format!("{e:#}").contains("rings"), "{e:#}");
+    // Two rings claimed over one ring's cells: the first ring has no stencil edges.
+    let mut claimed = one.clone();
+    for s in &mut claimed {
+        s.rings = 2;
+    }
+    let e = partition::verify::verify(&pm.topo, &claimed).unwrap_err();
+    assert!(format!("{e:#}").contains("of the first ring lacks some of its edges"), "{e:#}");
+}

@@ -33,8 +33,8 @@ fn neighbours(topo: &Topology, c: usize) -> impl Iterator<Item = usize> + '_ {
 /// Each cell's destinations with `rings` rings of receive cells: the ranks other than its
 /// owner that own a cell within `rings` edge steps of it, ascending. A cell with any is a
 /// communication cell: it belongs to its owner's send block and to those ranks' receive
-/// blocks. Stored compactly (most
-/// cells have none): cell `c`'s are `ranks[start[c]..start[c + 1]]`.
+/// blocks. Stored compactly (most cells have none): cell `c`'s are
+/// `ranks[start[c]..start[c + 1]]`.
 pub struct Destinations {
     start: Vec<usize>,
     ranks: Vec<u32>,
