@@ -36,7 +36,8 @@ fn options(precision: Precision, exchange: ExchangeMode) -> RunOptions {
 /// The run on `owner.len()` cells split by `owner` over `ranks` threads: every rank's
 /// checksum (they agree) and steps.
 fn threaded(c: &Case, owner: &[u32], ranks: usize, opts: &RunOptions) -> (String, u64, usize) {
-    let subs = submesh::build(&c.pm.topo, owner, ranks, c.pm.fingerprint()).unwrap();
+    let rings = pycno::partition::rings_for_order(c.s.physics.order);
+    let subs = submesh::build_rings(&c.pm.topo, owner, ranks, c.pm.fingerprint(), rings).unwrap();
     let gathers = subs.iter().flat_map(|s| &s.sends).filter(|d| d.runs.len() != 1).count();
     let comms = ThreadComm::group(ranks);
     let setup = Setup::new(&c.s, &c.pm, &c.depth, &c.state);
@@ -198,4 +199,66 @@ fn gpu_exchange_on_cpu_ranks(engine: GpuExchange) {
         assert_eq!(r.gpu_exchange.as_deref(), Some("host"), "{engine:?}");
         assert_eq!(r.state_checksum, one.state_checksum, "{engine:?}");
     }
+}
+
+/// Second order (issue 21): each stage exchanges the states of a two-ring receive block and
+/// every rank reconstructs its owned cells and the first ring itself. N thread ranks equal
+/// one rank bit for bit, overlapped (the inner cells and edges while the messages travel)
+/// and blocking, on METIS and striped partitions (cells sent to many ranks, gathers).
+#[test]
+fn second_order_thread_ranks_equal_one_rank_bit_for_bit() {
+    let mut c = case(3000, 0.2);
+    c.s.physics.order = 2;
+    let mut total_gathers = 0;
+    for precision in [Precision::F32, Precision::F64] {
+        let setup = Setup::new(&c.s, &c.pm, &c.depth, &c.state);
+        let one =
+            simulate(&setup, &options(precision, ExchangeMode::Overlap), BackendChoice::Cpu, &Single, None).unwrap();
+        assert!(one.steps > 10, "too short a run to test anything: {} steps", one.steps);
+        for ranks in [2usize, 3, 7] {
+            let metis = metis::partition_cells(&c.pm.topo, ranks).unwrap();
+            let stripe =
+                |p: &[f64; 2]| ((((p[0] + 5.0) * 3.0) as i64 + ((p[1] + 5.0) * 2.0) as i64) % ranks as i64) as u32;
+            let striped: Vec<u32> = c.pm.topo.cell_centroid.iter().map(stripe).collect();
+            for (name, owner) in [("METIS", &metis), ("striped", &striped)] {
+                for mode in [ExchangeMode::Overlap, ExchangeMode::Blocking] {
+                    let (sum, steps, gathers) = threaded(&c, owner, ranks, &options(precision, mode));
+                    eprintln!("order 2 {precision:?} {ranks} ranks {name} {mode:?}: {steps} steps, {gathers} gathered destinations, checksum {sum}");
+                    total_gathers += gathers;
+                    assert_eq!(steps, one.steps, "order 2 {precision:?}, {ranks} ranks, {name}, {mode:?}: steps");
+                    assert_eq!(sum, one.state_checksum, "order 2 {precision:?}, {ranks} ranks, {name}, {mode:?}");
+                }
+            }
+        }
+    }
+    assert!(total_gathers > 0, "no partition needed the gather fallback: it went untested");
+}
+
+/// Second order on a partition with one ring of receive cells (made for first order): the
+/// first ring cannot be reconstructed, and the backend says so instead of computing with
+/// stale edge values.
+#[test]
+fn second_order_on_one_ring_is_refused() {
+    let mut c = case(1000, 0.01);
+    c.s.physics.order = 2;
+    let owner = metis::partition_cells(&c.pm.topo, 2).unwrap();
+    let subs = submesh::build(&c.pm.topo, &owner, 2, c.pm.fingerprint()).unwrap();
+    let setup = Setup::new(&c.s, &c.pm, &c.depth, &c.state);
+    let comms = ThreadComm::group(2);
+    let errors: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = comms
+            .into_iter()
+            .zip(subs)
+            .map(|(comm, sub)| {
+                let setup = &setup;
+                scope.spawn(move || {
+                    let opts = options(Precision::F64, ExchangeMode::Overlap);
+                    let e = simulate(setup, &opts, BackendChoice::Cpu, &comm as &dyn Comm, Some(sub)).unwrap_err();
+                    format!("{e:#}")
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a rank panicked")).collect()
+    });
+    assert!(errors.iter().any(|e| e.contains("one ring of receive cells")), "{errors:?}");
 }

@@ -244,16 +244,18 @@ fn a_rank_that_stops_answering_ends_the_job_under_the_watchdog() {
     }
 }
 
-/// Second order (issue 21, `physics.order = 2`): N ranks equal one rank bit for bit (the
-/// reconstructed edge values of the send block go to the neighbours in a second exchange per
-/// stage, over the same plan).
+/// Second order (issue 21, `physics.order = 2`): N ranks equal one rank bit for bit, with
+/// both exchange loops (each stage exchanges the states of a receive block two rings deep and
+/// every rank reconstructs its first ring itself; overlapped, the inner cells and edges run
+/// while the messages travel), partitioned on the fly and from a partition directory (each
+/// rank reading only its files). A partition made for first order (one ring) is refused with
+/// a message naming the file and what to do; a first-order run on a partition for second
+/// order gives the first order's result.
 #[test]
 fn second_order_n_ranks_equal_one_rank_bit_for_bit() {
     let tmp = tempfile::tempdir().unwrap();
     let scenario = tmp.path().join("order2.json");
-    std::fs::write(
-        &scenario,
-        r#"{
+    let json = r#"{
         "name": "dambreak",
         "domain": { "outer": [[-5,-5],[5,-5],[5,5],[-5,5]] },
         "resolution": { "cells": 3000 },
@@ -261,21 +263,74 @@ fn second_order_n_ranks_equal_one_rank_bit_for_bit() {
         "initial": { "type": "circular_dam_break" },
         "physics": { "order": 2 },
         "time": { "end": 0.1, "output_interval": 0.05 }
-    }"#,
-    )
-    .unwrap();
-    let sc = scenario.to_str().unwrap();
-    let run = |np: usize, name: &str| {
+    }"#;
+    std::fs::write(&scenario, json).unwrap();
+    let first = tmp.path().join("order1.json");
+    std::fs::write(&first, json.replace(r#""order": 2"#, r#""order": 1"#)).unwrap();
+    let (sc, sc1) = (scenario.to_str().unwrap(), first.to_str().unwrap());
+    let run = |np: usize, sc: &str, name: &str, extra: &[&str]| {
         let dir = tmp.path().join(name);
-        ok(mpirun(np, &["run", sc, "--backend", "cpu", "-q", "--out", dir.to_str().unwrap()], &[]));
+        let mut a = vec!["run", sc, "--backend", "cpu", "-q", "--out", dir.to_str().unwrap()];
+        a.extend_from_slice(extra);
+        ok(mpirun(np, &a, &[]));
         stats(&dir)
     };
-    let s1 = run(1, "one");
+    let s1 = run(1, sc, "one", &[]);
     for np in [2usize, 3, 7] {
-        let s = run(np, &format!("ranks_{np}"));
-        assert_eq!(s["ranks"], np);
-        assert_eq!(s["steps"], s1["steps"]);
-        assert_eq!(s["state_checksum"], s1["state_checksum"], "order 2, {np} ranks");
+        for mode in ["overlap", "blocking"] {
+            let s = run(np, sc, &format!("ranks_{np}_{mode}"), &["--exchange", mode]);
+            assert_eq!(s["ranks"], np);
+            assert_eq!(s["exchange"], mode);
+            assert_eq!(s["steps"], s1["steps"]);
+            assert_eq!(s["state_checksum"], s1["state_checksum"], "order 2, {np} ranks, {mode}");
+        }
     }
     eprintln!("order 2: {} steps, state checksum {} on 1, 2, 3 and 7 ranks", s1["steps"], s1["state_checksum"]);
+
+    // From partition directories: the scenario's order gives two rings.
+    let part = |name: &str, sc: &str, extra: &[&str]| {
+        let dir = tmp.path().join(name);
+        let mut a = vec!["partition", sc, "--ranks", "3", "--no-vtk", "--out", dir.to_str().unwrap()];
+        a.extend_from_slice(extra);
+        let o = ok(mpirun(0, &a, &[]));
+        (dir, text(&o))
+    };
+    let (p2, said) = part("part_order2", sc, &[]);
+    assert!(said.contains("rings of receive cells: 2"), "{said}");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(p2.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!((m["rings"].as_u64(), m["format_version"].as_u64()), (Some(2), Some(2)));
+    let p = p2.to_str().unwrap();
+    for mode in ["overlap", "blocking"] {
+        let s = run(3, sc, &format!("files_{mode}"), &["--exchange", mode, "--partition", p]);
+        assert_eq!(s["state_checksum"], s1["state_checksum"], "order 2 from rank files, {mode}");
+    }
+    ok(mpirun(0, &["partition", sc, "--check", p], &[]));
+
+    // First order on it: the first order's result (the second ring exchanged for nothing).
+    let o1 = run(1, sc1, "one_order1", &["--no-vtk"]);
+    assert_ne!(o1["state_checksum"], s1["state_checksum"]);
+    let s = run(3, sc1, "order1_on_two_rings", &["--partition", p, "--no-vtk"]);
+    assert_eq!(s["state_checksum"], o1["state_checksum"], "order 1 on a partition for order 2");
+
+    // A partition for first order (one ring) at second order: refused, naming the file.
+    let (p1, said) = part("part_order1", sc, &["--order", "1"]);
+    assert!(said.contains("rings of receive cells: 1"), "{said}");
+    let out = tmp.path().join("refused");
+    let o = mpirun(
+        3,
+        &[
+            "run",
+            sc,
+            "--backend",
+            "cpu",
+            "-q",
+            "--no-vtk",
+            "--partition",
+            p1.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_fails_with(&o, &["rank_00000.bin", "one ring of receive cells", "physics.order = 2", "--order 2"]);
 }

@@ -78,6 +78,56 @@ fn n_ranks_from_rank_files_equal_one_rank_with_boundaries_and_gauges() {
     }
 }
 
+/// Second order (issue 21) from rank files: the scenario's `physics.order = 2` makes
+/// `pycno partition` give each rank two rings of receive cells (geometry included, so each
+/// first-ring cell's stencil, open boundaries and all, is on the rank), and N ranks reading
+/// only their files equal one rank bit for bit, gauges and boundary budgets too, in both
+/// exchange loops.
+#[test]
+fn second_order_from_rank_files_equals_one_rank() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc1 = scenario(tmp.path());
+    let json = std::fs::read_to_string(&sc1).unwrap().replace(r#""r": 0.9,"#, r#""r": 0.9, "order": 2,"#);
+    assert!(json.contains(r#""order": 2"#));
+    let sc = s(&tmp.path().join("channel_order2.json"));
+    std::fs::write(&sc, json).unwrap();
+    let one = tmp.path().join("one");
+    expect_ok(run(0, &sc, &one, &[]));
+    let want = stats(&one);
+    let first = tmp.path().join("first");
+    expect_ok(run(0, &sc1, &first, &[]));
+    assert_ne!(stats(&first)["state_checksum"], want["state_checksum"], "order 2 ran at order 1");
+    // Also cells dealt out at random: first rings everywhere, along the open boundaries too
+    // (whose ghosts must be the owners' open ones), cells sent to many ranks.
+    let pm = pycno::app::scenario_mesh(&pycno::scenario::Scenario::from_file(Path::new(&sc)).unwrap()).unwrap();
+    let n = pm.topo.num_cells() as u64;
+    let hashed: String = (0..n).map(|c| format!("{}\n", (c.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) % 3)).collect();
+    let owners = tmp.path().join("hashed.txt");
+    std::fs::write(&owners, hashed).unwrap();
+    for (np, name) in [(2, "METIS"), (3, "METIS"), (3, "hashed")] {
+        let p = tmp.path().join(format!("p{np}_{name}"));
+        if name == "hashed" {
+            let a = ["partition", &sc, "--ranks", "3", "--no-vtk", "--owners", &s(&owners), "--out", &s(&p)];
+            expect_ok(pycno_np(0, None, &a, &[]));
+        } else {
+            partition(&sc, np, &p);
+        }
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(p.join("manifest.json")).unwrap()).unwrap();
+        assert_eq!((m["rank_geometry"].as_bool(), m["rings"].as_u64()), (Some(true), Some(2)));
+        for mode in ["overlap", "blocking"] {
+            let out = tmp.path().join(format!("n{np}_{name}_{mode}"));
+            let o = expect_ok(run(np, &sc, &out, &["--partition", &s(&p), "--exchange", mode]));
+            assert!(!text(&o).contains("builds the global mesh"), "{}", text(&o));
+            let got = stats(&out);
+            assert_eq!(got["state_checksum"], want["state_checksum"], "order 2, {np} ranks, {name}, {mode}");
+            assert_eq!(got["boundaries"], want["boundaries"], "order 2, {np} ranks, {name}: another mass budget");
+            let gauges = |d: &Path| std::fs::read_to_string(d.join("gauges.csv")).unwrap();
+            assert_eq!(gauges(&out), gauges(&one), "order 2, {np} ranks, {name}, {mode}: other gauge values");
+        }
+    }
+}
+
 #[test]
 fn a_checkpoint_of_three_ranks_restarts_on_two_from_rank_files() {
     let tmp = tempfile::tempdir().unwrap();

@@ -10,6 +10,7 @@ use pycno::app::{scenario_mesh, PreparedMesh};
 use pycno::mesh::NO_CELL;
 use pycno::partition::order::{order_send_block, SendOrder};
 use pycno::partition::{self, files, submesh, Submesh};
+use pycno::physics::reconstruct::ACROSS_OPEN;
 use pycno::physics::Model;
 use pycno::scenario::{initial, Scenario};
 use pycno::solver::cpu::check_slots;
@@ -390,4 +391,216 @@ fn a_multi_rank_run_matches_one_rank_bit_for_bit() {
             }
         }
     }
+}
+
+/// The cells within `steps` edge steps of `from` (not counting `from` itself), from scratch.
+fn within(pm: &PreparedMesh, from: &BTreeSet<u32>, steps: usize) -> BTreeSet<u32> {
+    let t = &pm.topo;
+    let mut nb = vec![Vec::new(); t.num_cells()];
+    for &[i, j] in &t.edge_cells {
+        if j != NO_CELL {
+            nb[i as usize].push(j);
+            nb[j as usize].push(i);
+        }
+    }
+    let mut seen = from.clone();
+    let mut front: Vec<u32> = from.iter().copied().collect();
+    for _ in 0..steps {
+        let mut next = Vec::new();
+        for c in front {
+            for &o in &nb[c as usize] {
+                if seen.insert(o) {
+                    next.push(o);
+                }
+            }
+        }
+        front = next;
+    }
+    seen.difference(from).copied().collect()
+}
+
+/// Two rings of receive cells (second order, issue 21), checked from scratch on small meshes
+/// and owner maps of every kind: each rank receives exactly the other ranks' cells within
+/// two edge steps of its own, in its sources' send order; sends each neighbour exactly its
+/// cells within two steps of that neighbour's; processes the same edges as with one ring,
+/// the inner ones (first) between cells with no neighbour elsewhere; and every first-ring
+/// cell (a receive cell beside an owned one) has its whole stencil on the rank: its three
+/// neighbours local, its `across` pointing at them, its stencil the one-rank layout's bit for
+/// bit.
+#[test]
+fn two_rings_receive_and_send_what_the_reconstruction_reads() {
+    let sc = Scenario::paper_benchmark(100);
+    let mut checked = 0;
+    for (name, pm) in [("paper 500", paper(500)), ("holed 2000", holed(2000))] {
+        let t = &pm.topo;
+        let n = t.num_cells();
+        let (depth, state) = initial::evaluate(&sc, &t.cell_centroid).unwrap();
+        let cells = stored_cells(&sc, &depth, &state);
+        let rest = sc.physics.reference();
+        let one = Layout::<f32>::from_topology(t, &depth, &state, &rest);
+        for ranks in [2usize, 3, 7] {
+            let hashed: Vec<u32> =
+                (0..n as u64).map(|c| ((c.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) % ranks as u64) as u32).collect();
+            let metis = partition::metis::partition_cells(t, ranks).unwrap();
+            for (kind, owner) in [("METIS", metis), ("hashed", hashed)] {
+                let what = format!("{name}, {kind} owners, {ranks} ranks, two rings");
+                let subs = submesh::build_rings(t, &owner, ranks, 0, 2).unwrap();
+                partition::verify::verify(t, &subs).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                let mine = |p: u32| -> BTreeSet<u32> { (0..n as u32).filter(|&c| owner[c as usize] == p).collect() };
+                for s in &subs {
+                    let p = s.rank;
+                    assert_eq!(s.rings, 2);
+                    let own = mine(p);
+                    let local: HashMap<u32, usize> = s.global_cell.iter().enumerate().map(|(l, &g)| (g, l)).collect();
+                    // The receive block: the cells within two steps, no more.
+                    let recv: BTreeSet<u32> = s.global_cell[s.receive_block()].iter().copied().collect();
+                    assert_eq!(recv, within(&pm, &own, 2), "{what}: rank {p}'s receive block");
+                    let ring1 = within(&pm, &own, 1);
+                    // Sends: to q, the owned cells within two steps of q's cells.
+                    for d in &s.sends {
+                        let got: BTreeSet<u32> = d.cells().map(|l| s.global_cell[l]).collect();
+                        let want: BTreeSet<u32> = within(&pm, &mine(d.rank), 2).intersection(&own).copied().collect();
+                        assert_eq!(got, want, "{what}: rank {p} -> {}", d.rank);
+                        let q = &subs[d.rank as usize];
+                        let r = q.recvs.iter().find(|r| r.rank == p).unwrap();
+                        let sent: Vec<u32> = d.cells().map(|l| s.global_cell[l]).collect();
+                        assert_eq!(&q.global_cell[r.range()], &sent[..], "{what}: {p} -> {} order", d.rank);
+                    }
+                    // Processed edges: those with an owned cell, the inner ones first.
+                    let processed: BTreeSet<u32> = s.global_edge[s.pass_edges()].iter().copied().collect();
+                    let want: BTreeSet<u32> = (0..t.num_edges() as u32)
+                        .filter(|&e| t.edge_cells[e as usize].iter().any(|c| own.contains(c)))
+                        .collect();
+                    assert_eq!(processed, want, "{what}: rank {p}'s processed edges");
+                    let beside = |c: u32| {
+                        t.cell_edges[c as usize]
+                            .iter()
+                            .any(|&e| t.edge_cells[e as usize].iter().any(|&o| o != NO_CELL && !own.contains(&o)))
+                    };
+                    for (k, &e) in s.global_edge[..s.n_local_edges].iter().enumerate() {
+                        let inner = t.edge_cells[e as usize].iter().all(|&c| c == NO_CELL || !beside(c));
+                        assert_eq!(k < s.n_inner_edges, inner, "{what}: rank {p}: edge {e} in the wrong local range");
+                    }
+                    // The layout: every first-ring cell reconstructs as on one rank.
+                    let lay: Layout<f32> = s.layout(t, &depth, &cells, &rest).unwrap();
+                    check_slots(&lay).unwrap_or_else(|e| panic!("{what}: rank {p}: {e:#}"));
+                    assert_eq!(lay.num_edges(), s.n_pass_edges);
+                    for (l, &g) in s.global_cell.iter().enumerate() {
+                        let first_ring = ring1.contains(&g);
+                        let has_stencil = !lay.across[l].contains(&i32::MIN);
+                        assert!(
+                            has_stencil || !(l < s.n_owned || first_ring),
+                            "{what}: rank {p}: cell {g} (owned or first ring) has no stencil"
+                        );
+                        // Whatever has a stencil (an outer-ring cell whose neighbours all
+                        // happen to be in the first ring may), has its owner's.
+                        if has_stencil {
+                            for k in 0..3 {
+                                let (a, b) = (lay.across[l][k], one.across[g as usize][k]);
+                                if b < 0 {
+                                    assert_eq!(a, b, "{what}: rank {p}: cell {g} slot {k}");
+                                } else {
+                                    assert!(a >= 0, "{what}: rank {p}: cell {g}'s neighbour {b} is not local");
+                                    assert_eq!(
+                                        s.global_cell[a as usize], b as u32,
+                                        "{what}: rank {p}: cell {g} slot {k}"
+                                    );
+                                    assert!(local.contains_key(&(b as u32)));
+                                }
+                            }
+                            assert_eq!(lay.stencil[l], one.stencil[g as usize], "{what}: rank {p}: cell {g}'s stencil");
+                            checked += usize::from(first_ring);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} first-ring cells checked");
+}
+
+/// A one-ring partition's files are what they were before two rings existed (format
+/// version 1, byte for byte the same layout), and both kinds read back as written.
+#[test]
+fn rank_files_of_one_and_two_rings_round_trip() {
+    let pm = holed(2000);
+    let owner = partition::metis::partition_cells(&pm.topo, 3).unwrap();
+    for rings in [1, 2] {
+        for s in submesh::build_rings(&pm.topo, &owner, 3, 77, rings).unwrap() {
+            let bytes = files::encode(&s);
+            let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+            assert_eq!(version, rings, "a partition of {rings} ring(s) is written in version {rings}");
+            assert_eq!(files::decode(&bytes).unwrap(), s);
+        }
+    }
+}
+
+/// Two rings with open boundaries: a first-ring cell on an open boundary (its edge there is
+/// one of the first ring's own, which the layout drops) is marked open in `across` as on its
+/// owner, so its reconstruction uses the same ghost.
+#[test]
+fn first_ring_cells_on_open_boundaries_see_them_as_their_owner_does() {
+    let sc = Scenario::from_json(
+        r#"{ "name": "channel",
+             "domain": { "outer": [[0, 0], [40, 0], [40, 4], [0, 4]], "outer_tags": ["", "sea", "", "river"] },
+             "resolution": { "cells": 2000 },
+             "bathymetry": { "type": "constant", "depth": 5.0 },
+             "initial": { "type": "dam_break_x", "x0": 12.0, "interface_left": -2.0, "interface_right": -3.0, "surface": 0.0 },
+             "time": { "end": 1.0 },
+             "boundaries": { "river": { "type": "discharge", "layer1": 2.0, "layer2": 0 }, "sea": { "type": "open" } } }"#,
+    )
+    .unwrap();
+    let pm = scenario_mesh(&sc).unwrap();
+    let t = &pm.topo;
+    let table = sc.boundary_table(&pm.mesh, t).unwrap();
+    let (depth, state) = initial::evaluate(&sc, &t.cell_centroid).unwrap();
+    let cells = stored_cells(&sc, &depth, &state);
+    let rest = sc.physics.reference();
+    let mut one = Layout::<f64>::from_topology(t, &depth, &state, &rest);
+    one.set_boundaries(&t.edge_tag, &table);
+    // Stripes across the channel's ends: every rank meets both open boundaries.
+    let owner: Vec<u32> = t.cell_centroid.iter().map(|p| ((p[1] / 0.5) as u32) % 3).collect();
+    let subs = submesh::build_rings(t, &owner, 3, 0, 2).unwrap();
+    let mut open_in_ring = 0;
+    for s in &subs {
+        let mut lay: Layout<f64> = s.layout(t, &depth, &cells, &rest).unwrap();
+        lay.set_boundaries(&s.local_topology(t).unwrap().edge_tag, &table);
+        for (l, &g) in s.global_cell.iter().enumerate() {
+            if !lay.across[l].contains(&i32::MIN) {
+                for k in 0..3 {
+                    let (a, b) = (lay.across[l][k], one.across[g as usize][k]);
+                    assert_eq!(a < 0, b < 0, "rank {}: cell {g} slot {k}", s.rank);
+                    if b < 0 {
+                        assert_eq!(a, b, "rank {}: cell {g} slot {k}: another boundary kind", s.rank);
+                        open_in_ring += usize::from(l >= s.n_owned && b == ACROSS_OPEN);
+                    }
+                }
+            }
+        }
+    }
+    assert!(open_in_ring > 0, "no first-ring cell met an open boundary: nothing tested");
+}
+
+/// `verify` (and so `pycno partition --check`) holds two-ring partitions to two rings: one
+/// rank's submesh of one ring among two-ring ones, or a two-ring rank missing a second-ring
+/// cell, is caught.
+#[test]
+fn verify_catches_a_rank_with_the_wrong_rings() {
+    let pm = paper(2000);
+    let owner = partition::metis::partition_cells(&pm.topo, 3).unwrap();
+    let two = submesh::build_rings(&pm.topo, &owner, 3, 0, 2).unwrap();
+    partition::verify::verify(&pm.topo, &two).unwrap();
+    let one = submesh::build_rings(&pm.topo, &owner, 3, 0, 1).unwrap();
+    partition::verify::verify(&pm.topo, &one).unwrap();
+    let mut mixed = two.clone();
+    mixed[1] = one[1].clone();
+    let e = partition::verify::verify(&pm.topo, &mixed).unwrap_err();
+    assert!(format!("{e:#}").contains("rings"), "{e:#}");
+    // Two rings claimed over one ring's cells: the first ring has no stencil edges.
+    let mut claimed = one.clone();
+    for s in &mut claimed {
+        s.rings = 2;
+    }
+    let e = partition::verify::verify(&pm.topo, &claimed).unwrap_err();
+    assert!(format!("{e:#}").contains("of the first ring lacks some of its edges"), "{e:#}");
 }

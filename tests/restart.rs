@@ -503,8 +503,9 @@ fn a_restart_into_another_output_directory_keeps_the_series_and_the_gauges() {
 
 /// Restart bit for bit at second order (`physics.order = 2`, SSP-RK2): the paper benchmark
 /// at order 2 (a scenario file), killed after step 23 with checkpoints every 10 steps,
-/// restarts from step 20 to the uninterrupted run's checksum, step count and frames. The
-/// checkpoint holds the state only; the reconstruction is recomputed from it each stage.
+/// restarts from step 20 to the uninterrupted run's checksum, step count and frames, on one
+/// rank and on three (and from three ranks' checkpoint on two). The checkpoint holds the
+/// state only; the reconstruction is recomputed from it each stage.
 #[test]
 fn a_killed_second_order_run_restarts_to_the_uninterrupted_result() {
     let tmp = tempfile::tempdir().unwrap();
@@ -536,6 +537,17 @@ fn a_killed_second_order_run_restarts_to_the_uninterrupted_result() {
     assert!(!d.join("stats.json").exists());
     ok(restart(0, &d.join("checkpoints"), &[]));
     assert_resumed_equal(&d, &want, &refd, 20);
+    // On several ranks (two rings of receive cells, each rank reconstructing the first):
+    // killed on 3 ranks, restarted on 3, and on 2 from the 3 ranks' checkpoint.
+    let d = tmp.path().join("killed_three");
+    killed(&run(3, &with_file(&d, &["--checkpoint-every", "10"]), &[("PYCNO_KILL", "1:23")]));
+    ok(restart(3, &d.join("checkpoints"), &[]));
+    assert_resumed_equal(&d, &want, &refd, 20);
+    let out = tmp.path().join("resumed_on_two");
+    let c = d.join("checkpoints/step_0000000020").display().to_string();
+    let o = out.display().to_string();
+    ok(pycno(2, &["run", "--restart", &c, "--backend", "cpu", "-q", "--out", &o], &[]));
+    assert_eq!(stats(&out)["state_checksum"], want["state_checksum"], "order 2 restarted on 2 ranks");
     // The restarted run is second order (its checksum differs from the first order's).
     let first = tmp.path().join("first_order");
     ok(run(0, &args(&first, &[]), &[]));

@@ -123,6 +123,18 @@ pub fn input_source_id(input: Option<&Path>, cells: Option<u64>) -> Result<u64> 
     }
 }
 
+/// The `physics.order` of `pycno partition`'s input: a scenario's, else 1 (a mesh file, or
+/// the paper's benchmark).
+pub fn input_order(input: Option<&Path>, cells: Option<u64>) -> Result<u32> {
+    match input {
+        Some(p) if p.extension().is_some_and(|e| e == "json") => {
+            let opts = RunOptions { scenario: Some(p.to_path_buf()), cells, ..Default::default() };
+            Ok(load_scenario(&opts)?.physics.order)
+        }
+        _ => Ok(1),
+    }
+}
+
 /// The one error for `--cells` given with a mesh file (directly, or through a scenario's
 /// `mesh`), in every command: a mesh file's cells are what they are.
 pub fn cells_with_mesh_file(mesh: &Path) -> anyhow::Error {

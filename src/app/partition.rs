@@ -38,10 +38,20 @@ pub struct PartitionArgs {
     /// Write no partition.vtu (it is about 65 bytes per cell).
     #[arg(long)]
     pub no_vtk: bool,
+    /// The `physics.order` of the runs the partition is for: 2 gives each rank two rings of
+    /// receive cells (it then reconstructs the first ring itself: one exchange per stage);
+    /// 1, one ring (a partition for first order, as always). Default: the scenario's
+    /// `physics.order`; 1 for a mesh file. A first-order run also runs on a partition for
+    /// order 2, exchanging the second ring for nothing; a second-order run on several ranks
+    /// needs one for order 2.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=2), conflicts_with = "check")]
+    pub order: Option<u32>,
 }
 
-/// Partition `pm` into `ranks` and write the directory `out`: rank files, `partition.vtu`,
-/// then the manifest (last, so its presence means the directory is complete).
+/// Partition `pm` into `ranks`, with `rings` rings of receive cells
+/// ([`partition::rings_for_order`]), and write the directory `out`: rank files,
+/// `partition.vtu`, then the manifest (last, so its presence means the directory is
+/// complete).
 /// `started` is when the command began, for the manifest's `seconds`; `source_id` is the
 /// mesh source's identity ([`super::mesh_source_id`]), carried in the rank files.
 #[allow(clippy::too_many_arguments)]
@@ -50,6 +60,7 @@ pub fn write_partition(
     source: &str,
     source_id: u64,
     ranks: usize,
+    rings: u32,
     out: &Path,
     vtk: bool,
     started: Instant,
@@ -62,7 +73,7 @@ pub fn write_partition(
         Some(f) => format!("cell owners from {}", f.display()),
         None => "METIS k-way on the dual graph".into(),
     };
-    let part = partition::partition_with(&pm.topo, owner, ranks, fingerprint)?;
+    let part = partition::partition_with(&pm.topo, owner, ranks, fingerprint, rings)?;
     let clock = Instant::now();
     files::begin_write(out)?;
     // Each rank's two files: its cell and edge orders, and its geometry (so that a run
@@ -99,7 +110,7 @@ pub fn write_partition(
     }
     let manifest = Manifest {
         format: files::FORMAT_NAME.into(),
-        format_version: files::FORMAT_VERSION,
+        format_version: files::version_of(rings),
         mesh_fingerprint: files::fingerprint_hex(fingerprint),
         source: source.into(),
         method,
@@ -191,7 +202,13 @@ pub fn command(args: &PartitionArgs) -> Result<()> {
         bail!("give --ranks N and --out DIR (or --check DIR)");
     };
     let source_id = super::input_source_id(args.input.as_deref(), args.cells)?;
-    let (m, _) = write_partition(&pm, &source, source_id, ranks, out, !args.no_vtk, started, args.owners.as_deref())?;
+    let order = match args.order {
+        Some(o) => o,
+        None => super::input_order(args.input.as_deref(), args.cells)?,
+    };
+    let rings = partition::rings_for_order(order);
+    let owners = args.owners.as_deref();
+    let (m, _) = write_partition(&pm, &source, source_id, ranks, rings, out, !args.no_vtk, started, owners)?;
     let t = &m.timings;
     println!(
         "partitioned into {ranks} ranks in {:.2} s (METIS {:.2} s, submeshes {:.2} s, writing {:.2} s; {:.2} s in all; peak memory {:.0} MB)",

@@ -7,12 +7,19 @@
 //! magic "PYCNOPRT", u32 format version                        (same place in every version)
 //! u32 rank, u32 ranks, u64 mesh fingerprint, u32 global cells, u32 global edges,
 //! u32 cells, u32 interior, u32 owned, u32 edges, u32 local edges, u32 sends, u32 receives
+//! version 2 only: u32 rings, u32 inner edges, u32 processed edges
 //! u32 global cell id  x cells
 //! u32 global edge id  x edges
 //! per send:    u32 rank, u32 runs, (u32 start, u32 len) x runs
 //! per receive: u32 rank, u32 start, u32 len
 //! u32 CRC-32 of all the bytes before it
 //! ```
+//!
+//! Version 1 is a partition with one ring of receive cells (first order); version 2 adds
+//! the rings and the two edge counts of a partition with two (second order,
+//! [`super::submesh`]). A one-ring partition is still written as version 1, byte for byte
+//! what pycno wrote before version 2 existed, so that partitions for first order made by
+//! either read in both; its manifest says version 1 likewise.
 //!
 //! Every file is written atomically; the old manifest is removed first and the new one
 //! written last, so a directory caught mid-write has no manifest and is not taken for a
@@ -28,10 +35,21 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 pub const MAGIC: &[u8; 8] = b"PYCNOPRT";
-/// Bump on any change of the rank file layout or of the manifest's meaning.
-pub const FORMAT_VERSION: u32 = 1;
+/// The newest format version, that of a two-ring partition: bump on any change of the rank
+/// file layout or of the manifest's meaning. Versions 1 (one ring) and 2 are read.
+pub const FORMAT_VERSION: u32 = 2;
 pub const MANIFEST: &str = "manifest.json";
+/// The header's bytes in format version 1; version 2 adds three words.
 const HEADER_BYTES: usize = 8 + 4 + 4 * 2 + 8 + 4 * 9;
+
+/// The format version a submesh is written in: 1 with one ring, 2 with two.
+pub fn version_of(rings: u32) -> u32 {
+    if rings >= 2 {
+        2
+    } else {
+        1
+    }
+}
 
 /// Identifies a global mesh, so that a partition is never used with another one: CRC-32 of
 /// the vertices (f64 bits) in the high word, of the triangles in the low word, both in the
@@ -62,10 +80,11 @@ pub fn rank_file(dir: &Path, rank: u32) -> PathBuf {
 pub fn encode(s: &Submesh) -> Vec<u8> {
     let runs: usize = s.sends.iter().map(|d| 2 + 2 * d.runs.len()).sum();
     let words = s.num_cells() + s.num_edges() + runs + 3 * s.recvs.len();
-    let mut b = Vec::with_capacity(HEADER_BYTES + 4 * words + 4);
+    let mut b = Vec::with_capacity(HEADER_BYTES + 12 + 4 * words + 4);
     let put = |b: &mut Vec<u8>, x: u32| b.extend_from_slice(&x.to_le_bytes());
+    let version = version_of(s.rings);
     b.extend_from_slice(MAGIC);
-    put(&mut b, FORMAT_VERSION);
+    put(&mut b, version);
     put(&mut b, s.rank);
     put(&mut b, s.ranks);
     b.extend_from_slice(&s.mesh_fingerprint.to_le_bytes());
@@ -81,6 +100,11 @@ pub fn encode(s: &Submesh) -> Vec<u8> {
         s.recvs.len(),
     ] {
         put(&mut b, x as u32);
+    }
+    if version >= 2 {
+        for x in [s.rings as usize, s.n_inner_edges, s.n_pass_edges] {
+            put(&mut b, x as u32);
+        }
     }
     s.global_cell.iter().for_each(|&c| put(&mut b, c));
     s.global_edge.iter().for_each(|&e| put(&mut b, e));
@@ -143,8 +167,8 @@ pub fn decode(bytes: &[u8]) -> Result<Submesh> {
         bail!("not a pycno partition file (no PYCNOPRT magic)");
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into()?);
-    if version != FORMAT_VERSION {
-        bail!("partition format version {version}, but this pycno reads version {FORMAT_VERSION}: partition the mesh again");
+    if !(1..=FORMAT_VERSION).contains(&version) {
+        bail!("partition format version {version}, but this pycno reads versions 1 to {FORMAT_VERSION}: partition the mesh again");
     }
     if bytes.len() < HEADER_BYTES + 4 {
         bail!("truncated: {} bytes, shorter than the header", bytes.len());
@@ -164,6 +188,8 @@ pub fn decode(bytes: &[u8]) -> Result<Submesh> {
     let (n_cells, n_interior, n_owned) = (c.count()?, c.count()?, c.count()?);
     let (n_edges, n_local_edges) = (c.count()?, c.count()?);
     let (n_sends, n_recvs) = (c.count()?, c.count()?);
+    let (rings, n_inner_edges, n_pass_edges) =
+        if version >= 2 { (c.u32()?, c.count()?, c.count()?) } else { (1, 0, n_edges) };
     let global_cell = c.u32s(n_cells)?;
     let global_edge = c.u32s(n_edges)?;
     let mut sends = Vec::new();
@@ -191,10 +217,16 @@ pub fn decode(bytes: &[u8]) -> Result<Submesh> {
         n_interior,
         n_owned,
         global_edge,
+        rings,
+        n_inner_edges,
         n_local_edges,
+        n_pass_edges,
         sends,
         recvs,
     };
+    if version_of(s.rings) != version {
+        bail!("format version {version} with {} rings of receive cells", s.rings);
+    }
     s.check().context("inconsistent submesh")?;
     Ok(s)
 }
@@ -317,9 +349,9 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
         serde_json::from_str(&text).with_context(|| format!("{}: not a valid partition manifest", path.display()))?;
     let format = value.get("format").and_then(|v| v.as_str()).unwrap_or("(none)");
     let version = value.get("format_version").and_then(|v| v.as_u64());
-    if format != FORMAT_NAME || version != Some(u64::from(FORMAT_VERSION)) {
+    if format != FORMAT_NAME || !version.is_some_and(|v| (1..=u64::from(FORMAT_VERSION)).contains(&v)) {
         bail!(
-            "{}: format {format:?} version {}, but this pycno reads {FORMAT_NAME} version {FORMAT_VERSION}: partition the mesh again",
+            "{}: format {format:?} version {}, but this pycno reads {FORMAT_NAME} versions 1 to {FORMAT_VERSION}: partition the mesh again",
             path.display(),
             version.map_or("(none)".to_string(), |v| v.to_string())
         );

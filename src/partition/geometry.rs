@@ -1,8 +1,10 @@
 //! A rank's geometry file, `rank_00000.geo` beside its `rank_00000.bin`: everything a rank of
 //! a run needs of the mesh besides its cell and edge orders, so that `pycno run --partition`
 //! never builds the global mesh (issue 22). It holds the rank's local [`Topology`] (owned and
-//! receive-block cells; edges in the submesh's order, with the global geometry bit for bit:
-//! areas, centroids, normals and lengths computed once from the global mesh), its owned cells
+//! receive-block cells; edges in the submesh's order, the first ring's own edges included in
+//! a partition for second order, so that the rank makes the first ring's stencils; with the
+//! global geometry bit for bit: areas, centroids, normals and lengths computed once from the
+//! global mesh), its owned cells
 //! as a mesh of their own (the VTK piece), the global length of every boundary tag and the
 //! tags the mesh's boundary segments carry (the boundary table), the global mesh fingerprint
 //! and an identity of the mesh's source (so that a run can tell, without meshing, that the

@@ -33,15 +33,18 @@ impl Submesh {
             .collect()
     }
 
-    /// The rank's topology in local ids: cells in block order, edges in range order. Edges
-    /// keep their global orientation and slots: an edge's first cell is the one with the
-    /// lower *global* id, so on a communication edge it may be the receive-block cell, with
-    /// a local id above the second's. Slots of receive-block cells without a local edge
-    /// hold `u32::MAX`.
+    /// The rank's topology in local ids: cells in block order, edges in range order (the
+    /// first ring's own edges last, with two rings). Edges keep their global orientation and
+    /// slots: an edge's first cell is the one with the lower *global* id, so on a
+    /// communication edge it may be the receive-block cell, with a local id above the
+    /// second's. Slots of receive-block cells without a local edge (the outer ring's) hold
+    /// `u32::MAX`.
     ///
     /// Fails when the submesh does not belong to `topo`: other counts, a non-communication
     /// edge touching the receive block, a communication edge without exactly one owned cell,
-    /// or an owned cell missing one of its edges.
+    /// an owned cell missing one of its edges; with two rings, an inner edge whose cells
+    /// touch the receive block, a first-ring edge touching an owned cell, or a first-ring
+    /// cell missing one of its edges.
     pub fn local_topology(&self, topo: &Topology) -> Result<Topology> {
         if self.global_cells as usize != topo.num_cells() || self.global_edges as usize != topo.num_edges() {
             bail!(
@@ -73,20 +76,30 @@ impl Submesh {
                 bail!("rank {}: edge {e} joins cells {gi} and {gj}, not both on this rank", self.rank);
             };
             // A wall counts as local: only the owned side of a wall edge exists.
-            let comm = k >= self.n_local_edges;
             let (i_owned, j_local) = (owned(li), lj == NO_CELL || owned(lj));
-            let ok = if comm { lj != NO_CELL && i_owned != j_local } else { i_owned && j_local };
-            if !ok {
-                bail!(
-                    "rank {}: edge {e} (cells {gi}, {gj}) is in the {} range but {}",
-                    self.rank,
-                    if comm { "communication" } else { "non-communication" },
-                    match (i_owned, j_local) {
-                        (true, true) => "needs no receive-block cell",
-                        (false, false) => "has no owned cell",
-                        _ => "touches the receive block",
-                    }
-                );
+            if k >= self.n_pass_edges {
+                // The first ring's: no owned cell (a boundary edge's only cell is `li`).
+                if i_owned || (lj != NO_CELL && owned(lj)) {
+                    bail!(
+                        "rank {}: edge {e} (cells {gi}, {gj}) is in the first ring's range but touches an owned cell",
+                        self.rank
+                    );
+                }
+            } else {
+                let comm = k >= self.n_local_edges;
+                let ok = if comm { lj != NO_CELL && i_owned != j_local } else { i_owned && j_local };
+                if !ok {
+                    bail!(
+                        "rank {}: edge {e} (cells {gi}, {gj}) is in the {} range but {}",
+                        self.rank,
+                        if comm { "communication" } else { "non-communication" },
+                        match (i_owned, j_local) {
+                            (true, true) => "needs no receive-block cell",
+                            (false, false) => "has no owned cell",
+                            _ => "touches the receive block",
+                        }
+                    );
+                }
             }
             lt.cell_edges[li as usize][si as usize] = k as u32;
             if lj != NO_CELL {
@@ -102,14 +115,39 @@ impl Submesh {
         if let Some(l) = (0..self.n_owned).find(|&l| lt.cell_edges[l].contains(&u32::MAX)) {
             bail!("rank {}: owned cell {} (global {}) lacks some of its edges", self.rank, l, self.global_cell[l]);
         }
+        if self.rings >= 2 {
+            // Owned cells whose reconstruction reads a receive-block cell.
+            let beside = |l: usize| {
+                lt.cell_edges[l].iter().any(|&k| lt.edge_cells[k as usize].iter().any(|&c| c != NO_CELL && !owned(c)))
+            };
+            for k in 0..self.n_inner_edges {
+                if lt.edge_cells[k].iter().any(|&c| c != NO_CELL && beside(c as usize)) {
+                    bail!(
+                        "rank {}: edge {} is in the inner range but a cell of it touches the receive block",
+                        self.rank,
+                        self.global_edge[k]
+                    );
+                }
+            }
+            // The first ring: receive-block cells on a communication edge.
+            for k in self.n_local_edges..self.n_pass_edges {
+                let ring1 = lt.edge_cells[k].into_iter().find(|&c| !owned(c)).expect("a communication edge");
+                if lt.cell_edges[ring1 as usize].contains(&u32::MAX) {
+                    bail!(
+                        "rank {}: receive-block cell {} (global {}) of the first ring lacks some of its edges (its stencil)",
+                        self.rank,
+                        ring1,
+                        self.global_cell[ring1 as usize]
+                    );
+                }
+            }
+        }
         Ok(lt)
     }
 
     /// The rank's solver layout: local cells and edges with the global `depth` and stored
-    /// `cells` (one value per global cell, stored relative to `reference`) and geometry;
-    /// `n_owned` and `n_local_edges` set from the blocks, so the step loop updates owned
-    /// cells only and can process the non-communication edges while the receive block is in
-    /// flight.
+    /// `cells` (one value per global cell, stored relative to `reference`) and geometry, cut
+    /// to this rank's blocks ([`Submesh::shape_layout`]).
     pub fn layout<T: Real>(
         &self,
         topo: &Topology,
@@ -119,9 +157,19 @@ impl Submesh {
     ) -> Result<Layout<T>> {
         let lt = self.local_topology(topo)?;
         let mut lay = Layout::from_stored(&lt, &self.gather(depth)?, &self.gather(cells)?, reference);
-        lay.n_owned = self.n_owned;
-        lay.n_local_edges = self.n_local_edges;
+        self.shape_layout(&mut lay);
         Ok(lay)
+    }
+
+    /// Cut a layout made from this rank's local topology to its blocks: `n_owned`,
+    /// `n_inner_edges` and `n_local_edges` from the blocks, so the step loop updates owned
+    /// cells only and can process the inner or non-communication edges while the receive
+    /// block is in flight; the first ring's own edges dropped (their stencils are made).
+    pub fn shape_layout<T: Real>(&self, lay: &mut Layout<T>) {
+        lay.keep_edges(self.n_pass_edges);
+        lay.n_owned = self.n_owned;
+        lay.n_inner_edges = self.n_inner_edges;
+        lay.n_local_edges = self.n_local_edges;
     }
 }
 

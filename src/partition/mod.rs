@@ -2,6 +2,10 @@
 //! dual graph of the triangles, then one [`Submesh`] per rank with its cells in three
 //! blocks (interior, send grouped by destination, receive grouped by source in the sender's
 //! order) and its edges in two ranges (no receive-block cell, then communication edges).
+//! A partition for second order has two rings of receive cells ([`submesh`]), so that each
+//! rank reconstructs the first ring itself: its edges then have two more ranges (the
+//! non-communication edges split by whether their cells' reconstructions read the receive
+//! block, and after the processed edges the first ring's other edges, for its stencils).
 //!
 //! - [`metis`]: the dual graph and the METIS call (fixed options, so the same input gives
 //!   the same partition).
@@ -98,11 +102,16 @@ impl RecvFrom {
 
 /// One rank's part of the mesh, in the order its solver stores it.
 ///
-/// Local cells: `0..n_interior` interior (no neighbour on another rank), `n_interior..n_owned`
-/// the send block, `n_owned..` the receive block (copies of other ranks' cells). Local edges:
-/// `0..n_local_edges` touch only owned cells (or a wall), the rest one owned and one
-/// receive-block cell. Every edge keeps its global orientation and slots, so the sums per
-/// cell are those of a one-rank run, bit for bit.
+/// Local cells: `0..n_interior` interior (in no other rank's receive block),
+/// `n_interior..n_owned` the send block, `n_owned..` the receive block (copies of other
+/// ranks' cells: with one ring those sharing an edge with an owned cell, with two also their
+/// edge neighbours). Local edges: `0..n_local_edges` touch only owned cells (or a wall),
+/// `n_local_edges..n_pass_edges` one owned and one receive-block cell; with two rings,
+/// `0..n_inner_edges` are the local edges whose cells have no neighbour on another rank, and
+/// `n_pass_edges..` the edges of the first ring's cells that no owned cell touches (which no
+/// edge pass here processes: only the first ring's stencils read them). Every edge keeps its
+/// global orientation and slots, so the sums per cell are those of a one-rank run, bit for
+/// bit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Submesh {
     pub rank: u32,
@@ -117,7 +126,15 @@ pub struct Submesh {
     pub n_owned: usize,
     /// Global edge id of each local edge.
     pub global_edge: Vec<u32>,
+    /// Rings of receive cells: 1 (first order) or 2 (second order).
+    pub rings: u32,
+    /// Two rings: edges `0..n_inner_edges` are what a second-order step processes while the
+    /// halo travels. 0 with one ring.
+    pub n_inner_edges: usize,
     pub n_local_edges: usize,
+    /// Edges `0..n_pass_edges` are processed here; the rest (two rings) are the first ring's,
+    /// for its stencils. All edges with one ring.
+    pub n_pass_edges: usize,
     /// By ascending neighbour rank.
     pub sends: Vec<SendTo>,
     /// By ascending neighbour rank; the ranges tile the receive block in this order.
@@ -137,6 +154,10 @@ impl Submesh {
     pub fn receive_block(&self) -> Range<usize> {
         self.n_owned..self.global_cell.len()
     }
+    /// The edges processed here (all but the first ring's own, with two rings).
+    pub fn pass_edges(&self) -> Range<usize> {
+        0..self.n_pass_edges
+    }
     /// Destinations whose cells are not one contiguous range (sent through a gather).
     pub fn fallback_destinations(&self) -> usize {
         self.sends.iter().filter(|s| !s.is_contiguous()).count()
@@ -155,8 +176,23 @@ impl Submesh {
         if !(self.n_interior <= self.n_owned && self.n_owned <= n) {
             bail!("block bounds {} <= {} <= {} do not hold", self.n_interior, self.n_owned, n);
         }
-        if self.n_local_edges > self.num_edges() {
-            bail!("{} local edges of {} edges", self.n_local_edges, self.num_edges());
+        if !(self.rings == 1 || self.rings == 2) {
+            bail!("{} rings of receive cells (1 or 2)", self.rings);
+        }
+        if !(self.n_inner_edges <= self.n_local_edges
+            && self.n_local_edges <= self.n_pass_edges
+            && self.n_pass_edges <= self.num_edges())
+        {
+            bail!(
+                "edge bounds {} <= {} <= {} <= {} do not hold",
+                self.n_inner_edges,
+                self.n_local_edges,
+                self.n_pass_edges,
+                self.num_edges()
+            );
+        }
+        if self.rings == 1 && (self.n_inner_edges != 0 || self.n_pass_edges != self.num_edges()) {
+            bail!("one ring of receive cells, but edge ranges of two");
         }
         if let Some(c) = self.global_cell.iter().find(|&&c| c >= self.global_cells) {
             bail!("global cell {c} beyond the mesh's {} cells", self.global_cells);
@@ -224,17 +260,29 @@ pub struct Partitioned {
     pub submesh_seconds: f64,
 }
 
-/// Partition `topo` into `ranks` parts and build every rank's submesh.
-pub fn partition(topo: &Topology, ranks: usize, mesh_fingerprint: u64) -> Result<Partitioned> {
-    partition_with(topo, None, ranks, mesh_fingerprint)
+/// Rings of receive cells a run at `physics.order = order` needs: 1 at first order, 2 at
+/// second (the first ring's reconstruction reads its neighbours).
+pub fn rings_for_order(order: u32) -> u32 {
+    if order >= 2 {
+        2
+    } else {
+        1
+    }
 }
 
-/// As [`partition`], with the owners given (`Some`) rather than computed by METIS.
+/// Partition `topo` into `ranks` parts and build every rank's submesh (one ring).
+pub fn partition(topo: &Topology, ranks: usize, mesh_fingerprint: u64) -> Result<Partitioned> {
+    partition_with(topo, None, ranks, mesh_fingerprint, 1)
+}
+
+/// As [`partition`], with the owners given (`Some`) rather than computed by METIS, and
+/// `rings` rings of receive cells ([`rings_for_order`]).
 pub fn partition_with(
     topo: &Topology,
     owner: Option<Vec<u32>>,
     ranks: usize,
     mesh_fingerprint: u64,
+    rings: u32,
 ) -> Result<Partitioned> {
     let clock = Instant::now();
     let owner = match owner {
@@ -243,6 +291,6 @@ pub fn partition_with(
     };
     let metis_seconds = clock.elapsed().as_secs_f64();
     let clock = Instant::now();
-    let submeshes = submesh::build(topo, &owner, ranks, mesh_fingerprint)?;
+    let submeshes = submesh::build_rings(topo, &owner, ranks, mesh_fingerprint, rings)?;
     Ok(Partitioned { owner, submeshes, metis_seconds, submesh_seconds: clock.elapsed().as_secs_f64() })
 }

@@ -5,9 +5,23 @@ use crate::mesh::{Topology, NO_CELL};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-/// Bytes a communicated cell costs per step and destination: the paper's two float4 volume
-/// words (v1 and v2) in f32. Twice this in f64.
+/// Bytes a communicated cell costs per exchange and destination: the paper's two float4
+/// volume words (v1 and v2) in f32. Twice this in f64.
 pub const BYTES_PER_CELL: u64 = 2 * 4 * 4;
+
+/// Exchanges per step of the order a partition with `rings` rings is for: one at first
+/// order, one per stage (two) at second.
+pub fn exchanges_per_step(rings: u32) -> u64 {
+    if rings >= 2 {
+        2
+    } else {
+        1
+    }
+}
+
+fn one() -> u32 {
+    1
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankStats {
@@ -16,11 +30,14 @@ pub struct RankStats {
     pub cells: usize,
     pub interior: usize,
     pub send: usize,
+    /// Receive-block cells (both rings, with two).
     pub receive: usize,
+    /// Edges processed (not the first ring's own, which only its stencils read).
     pub edges: usize,
     pub communication_edges: usize,
     pub neighbours: usize,
-    /// f32, per step: [`BYTES_PER_CELL`] per cell and destination.
+    /// f32, per step: [`BYTES_PER_CELL`] per cell, destination and exchange
+    /// ([`exchanges_per_step`]).
     pub bytes_sent: u64,
     pub bytes_received: u64,
     /// Destinations sent to through a gather list (not one contiguous range).
@@ -32,6 +49,10 @@ pub struct RankStats {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     pub ranks: usize,
+    /// Rings of receive cells: 1 (first order) or 2 (second order). Manifests written before
+    /// there were two have none: 1.
+    #[serde(default = "one")]
+    pub rings: u32,
     pub cells: usize,
     pub edges: usize,
     /// Interior edges whose cells are on different ranks.
@@ -42,10 +63,10 @@ pub struct Stats {
     pub cells_max: usize,
     /// Cells in some rank's send block (each counted once, on its owner).
     pub communication_cells: u64,
-    /// (sender, receiver) pairs, i.e. messages per step.
+    /// (sender, receiver) pairs, i.e. messages per exchange.
     pub destinations: u64,
     pub fallback_destinations: u64,
-    /// All ranks' sends per step, f32.
+    /// All ranks' sends per step, f32 (two exchanges a step with two rings).
     pub bytes_per_step: u64,
     pub neighbours_max: usize,
     pub empty_ranks: usize,
@@ -54,6 +75,8 @@ pub struct Stats {
 
 impl Stats {
     pub fn compute(topo: &Topology, owner: &[u32], subs: &[Submesh]) -> Stats {
+        let rings = subs.first().map_or(1, |s| s.rings);
+        let per_step = BYTES_PER_CELL * exchanges_per_step(rings);
         let per_rank: Vec<RankStats> = subs
             .iter()
             .map(|s| {
@@ -64,11 +87,11 @@ impl Stats {
                     interior: s.n_interior,
                     send: s.n_owned - s.n_interior,
                     receive: s.num_cells() - s.n_owned,
-                    edges: s.num_edges(),
-                    communication_edges: s.num_edges() - s.n_local_edges,
+                    edges: s.n_pass_edges,
+                    communication_edges: s.n_pass_edges - s.n_local_edges,
                     neighbours: s.sends.len(),
-                    bytes_sent: sent as u64 * BYTES_PER_CELL,
-                    bytes_received: (s.num_cells() - s.n_owned) as u64 * BYTES_PER_CELL,
+                    bytes_sent: sent as u64 * per_step,
+                    bytes_received: (s.num_cells() - s.n_owned) as u64 * per_step,
                     fallback_destinations: s.fallback_destinations(),
                     file_bytes: 0,
                 }
@@ -82,6 +105,7 @@ impl Stats {
         let cells_max = per_rank.iter().map(|r| r.cells).max().unwrap_or(0);
         Stats {
             ranks: subs.len(),
+            rings,
             cells,
             edges: topo.num_edges(),
             edge_cut,
@@ -123,13 +147,21 @@ impl Stats {
         );
         let _ = writeln!(
             s,
-            "neighbours per rank: {} .. {} (mean {:.2}); {} messages, {} bytes per step (f32, {} B per cell)",
+            "rings of receive cells: {} (for physics.order = {})",
+            self.rings,
+            if self.rings >= 2 { "2: each rank reconstructs the first ring itself" } else { "1" }
+        );
+        let exchanges = exchanges_per_step(self.rings);
+        let _ = writeln!(
+            s,
+            "neighbours per rank: {} .. {} (mean {:.2}); {} messages, {} bytes per step (f32, {} B per cell{})",
             nb.iter().min().unwrap_or(&0),
             self.neighbours_max,
             nb_mean,
-            self.destinations,
+            self.destinations * exchanges,
             self.bytes_per_step,
-            BYTES_PER_CELL
+            BYTES_PER_CELL,
+            if exchanges > 1 { format!(" and exchange, {exchanges} exchanges a step") } else { String::new() }
         );
         let _ = writeln!(
             s,

@@ -1,23 +1,28 @@
 //! Whole-partition checks against the global mesh, for `pycno partition --check` and for
 //! a run that wants to trust a partition directory written by another tool or version.
 
-use super::submesh::{destinations, NO_RANK};
+use super::submesh::{Destinations, NO_RANK};
 use super::Submesh;
 use crate::mesh::{Topology, NO_CELL};
 use anyhow::{bail, Result};
 
 /// Every cell owned by exactly one rank; every rank's edges consistent
-/// ([`Submesh::local_topology`]); every global edge processed by exactly the ranks that own
-/// its cells; each rank's send block holding exactly its cells with a neighbour elsewhere,
-/// sent to exactly those neighbours' ranks; and every receive range equal, cell by cell, to
-/// what its source sends.
+/// ([`Submesh::local_topology`], which with two rings also checks the inner edges and the
+/// first ring's stencil edges); every global edge processed by exactly the ranks that own
+/// its cells; each rank's send block holding exactly its cells within one edge step (two,
+/// with two rings) of another rank's, sent to exactly those ranks; every receive range
+/// equal, cell by cell, to what its source sends; and every rank with the same rings.
 pub fn verify(topo: &Topology, subs: &[Submesh]) -> Result<()> {
     let n = topo.num_cells();
     let ranks = subs.len();
+    let rings = subs.first().map_or(1, |s| s.rings);
     let mut owner = vec![NO_RANK; n];
     for (p, s) in subs.iter().enumerate() {
         if s.rank as usize != p || s.ranks as usize != ranks {
             bail!("submesh {p} says it is rank {} of {}", s.rank, s.ranks);
+        }
+        if s.rings != rings {
+            bail!("rank {p} has {} rings of receive cells, rank 0 {rings}", s.rings);
         }
         s.local_topology(topo)?;
         for &g in &s.global_cell[..s.n_owned] {
@@ -33,7 +38,7 @@ pub fn verify(topo: &Topology, subs: &[Submesh]) -> Result<()> {
 
     let mut processed = vec![0u32; topo.num_edges()];
     for s in subs {
-        for &e in &s.global_edge {
+        for &e in &s.global_edge[s.pass_edges()] {
             processed[e as usize] += 1;
         }
     }
@@ -44,7 +49,7 @@ pub fn verify(topo: &Topology, subs: &[Submesh]) -> Result<()> {
         }
     }
 
-    let dest = destinations(topo, &owner);
+    let dest = Destinations::new(topo, &owner, rings);
     for s in subs {
         let mut sent_to: Vec<Vec<u32>> = vec![Vec::new(); s.n_owned];
         for d in &s.sends {
@@ -60,9 +65,12 @@ pub fn verify(topo: &Topology, subs: &[Submesh]) -> Result<()> {
         for (l, mut to) in sent_to.into_iter().enumerate() {
             to.sort_unstable();
             let g = s.global_cell[l] as usize;
-            let want: Vec<u32> = dest[g].iter().copied().filter(|&r| r != NO_RANK).collect();
+            let want = dest.of(g);
             if to != want {
-                bail!("rank {} sends cell {g} to ranks {to:?}, its neighbours are on {want:?}", s.rank);
+                bail!(
+                    "rank {} sends cell {g} to ranks {to:?}, the ranks within {rings} edge step(s) of it are {want:?}",
+                    s.rank
+                );
             }
             if (l >= s.n_interior) == want.is_empty() {
                 bail!("rank {}: cell {g} is in the wrong block", s.rank);

@@ -6,7 +6,8 @@
 //! - `block`: the cell's block on its owner: 0 interior, 1 send block. (Every send-block
 //!   cell is also in the receive block of each rank it goes to; `destinations` says how
 //!   many.)
-//! - `destinations`: the number of other ranks the cell is sent to (0 to 3);
+//! - `destinations`: the number of other ranks the cell is sent to (0 to 3; up to 9 in a
+//!   partition with two rings of receive cells, for second order);
 //! - `gathered`: 1 when at least one of those ranks gets it through a gather list (a
 //!   fallback destination), else 0;
 //! - `local_index`: its index on its owner.

@@ -65,6 +65,22 @@ pub struct DeviceBatch {
     pub stop: DeviceStop,
 }
 
+/// Which cells a second-order reconstruction covers ([`Backend::reconstruct`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cells {
+    /// Every cell with a stencil: the owned cells and, on several ranks, the first ring of the
+    /// receive block (whose neighbours are all local: the rank reconstructs them from the same
+    /// numbers and with the same code as their owner, bit for bit).
+    All,
+    /// The owned cells among the local cells `range` whose stencils read no receive-block
+    /// cell: what a step reconstructs while the halo travels (`0..n_owned` for all of them; a
+    /// CPU takes them in chunks, polling MPI between).
+    Inner(Range<usize>),
+    /// The cells of `All` that `Inner` leaves out: the owned cells beside the receive block
+    /// and the receive block's first ring, once the halo has arrived.
+    Outer,
+}
+
 pub trait Backend: Send {
     /// "cpu (f32, 2 threads)", "cuda (f32, NVIDIA H200)", ...
     fn describe(&self) -> String;
@@ -87,28 +103,25 @@ pub trait Backend: Send {
     fn order(&self) -> u32 {
         1
     }
-    /// Second order: the limited reconstruction of every owned cell, from the owned cells and
-    /// the receive block (`physics/reconstruct.rs`); what the edge pass then reads. A no-op
+    /// Second order: the limited reconstruction (`physics/reconstruct.rs`) of `cells`, from
+    /// the local cells' states; what the edge pass then reads. On several ranks the receive
+    /// block has two rings and the first ring's cells are reconstructed too (every cell whose
+    /// three neighbours are local: `Layout::across` has no `i32::MIN`), so that the
+    /// communication edges have both sides' edge values without a second exchange. A no-op
     /// at first order.
-    fn reconstruct(&mut self) -> Result<()> {
+    fn reconstruct(&mut self, _cells: Cells) -> Result<()> {
         Ok(())
+    }
+    /// Second order on several ranks: edges `0..num_inner_edges()` read only cells that
+    /// [`Cells::Inner`] reconstructs (`Layout::n_inner_edges`); 0 where nothing can run before
+    /// the halo arrives.
+    fn num_inner_edges(&self) -> usize {
+        0
     }
     /// Second order: the second stage of SSP-RK2 (Heun) over the step `step` whose first
     /// stage [`Backend::update`] took: `W = (W_n + (W* - dt/|V| M(W*)))/2`, sources at the
     /// stage, then the wet/dry settling.
     fn second_stage(&mut self, _step: StepContext) -> Result<()> {
-        bail!("the {} backend has no second order", self.name())
-    }
-    /// Bytes of one cell's reconstructed edge values per layer (three slots of three numbers).
-    fn face_bytes(&self) -> usize {
-        0
-    }
-    /// The send block's reconstructed edge values, per layer.
-    fn download_faces(&mut self, _cells: Range<usize>, _f1: &mut [u8], _f2: &mut [u8]) -> Result<()> {
-        bail!("the {} backend has no second order", self.name())
-    }
-    /// Overwrite the receive block's reconstructed edge values from the host.
-    fn upload_receive_faces(&mut self, _f1: &[u8], _f2: &[u8]) -> Result<()> {
         bail!("the {} backend has no second order", self.name())
     }
     /// Take up to `req.limit` whole steps (edge pass, time step, update) on the device

@@ -1,7 +1,7 @@
 //! The CPU backend: the paper's layout and phases, the edge pass spread over all cores with
 //! rayon. Each edge writes its own accumulator slots, so threads never share a word.
 
-use super::backend::{Backend, Health, StepContext};
+use super::backend::{Backend, Cells, Health, StepContext};
 use super::layout::{add_to_budget, budget_per_entry, Layout, BOUNDARY};
 use crate::physics::extremes::{self, Arrival, WIDTH};
 use crate::physics::reconstruct::{
@@ -35,11 +35,55 @@ pub struct CpuBackend<T> {
     /// `physics.order`.
     order: u32,
     /// Second order: every cell's reconstructed values at its three edge midpoints, per
-    /// layer, slot k at `3k..3k + 3` (`(d1, q1x, q1y)`, `(d2, q2x, q2y)`); the owned cells'
-    /// from [`Backend::reconstruct`], the receive block's from their owners.
+    /// layer, slot k at `3k..3k + 3` (`(d1, q1x, q1y)`, `(d2, q2x, q2y)`), from
+    /// [`Backend::reconstruct`]: the owned cells' and the receive block's first ring's.
     faces: [Vec<[T; 9]>; 2],
-    /// Second order: the owned cells' limited gradients, for the cell-interior term.
+    /// Second order: the limited gradients (the owned cells' for the cell-interior term).
     grads: Vec<[[T; 2]; VARS]>,
+    /// Second order: per cell, which reconstruction covers it ([`INNER`], [`OUTER`], or 0:
+    /// none, the receive block's outer ring), and the cells `OUTER` ones lie among.
+    recon: Vec<u8>,
+    outer: Range<usize>,
+}
+
+/// An owned cell whose stencil reads no receive-block cell ([`Cells::Inner`]).
+const INNER: u8 = 1;
+/// A cell with a stencil that reads the receive block ([`Cells::Outer`]).
+const OUTER: u8 = 2;
+
+/// Which reconstruction covers each cell of `lay` ([`CpuBackend::recon`]), checking that
+/// every cell the edges read has a stencil and that the inner edges read only inner cells.
+fn reconstruction_sets<T: Real>(lay: &Layout<T>) -> Result<(Vec<u8>, Range<usize>)> {
+    let n_owned = lay.n_owned as i32;
+    let recon: Vec<u8> = lay
+        .across
+        .iter()
+        .enumerate()
+        .map(|(c, a)| {
+            if a.contains(&i32::MIN) {
+                0
+            } else if (c as i32) < n_owned && a.iter().all(|&o| o < n_owned) {
+                INNER
+            } else {
+                OUTER
+            }
+        })
+        .collect();
+    for (e, &[i, j, ..]) in lay.edge_cells.iter().enumerate() {
+        for c in [i, j].into_iter().filter(|&c| c != BOUNDARY) {
+            if recon[c as usize] == 0 {
+                bail!(
+                    "second order: local cell {c} (on edge {e}) cannot be reconstructed here, not all its neighbours are local: a partition with one ring of receive cells (second order on several ranks needs two: pycno partition --order 2)"
+                );
+            }
+            if e < lay.n_inner_edges && recon[c as usize] != INNER {
+                bail!("second order: inner edge {e} reads cell {c}, whose stencil reads the receive block");
+            }
+        }
+    }
+    let first = recon.iter().position(|&r| r == OUTER).unwrap_or(0);
+    let last = recon.iter().rposition(|&r| r == OUTER).map_or(0, |c| c + 1);
+    Ok((recon, first..last.max(first)))
 }
 
 /// A raw pointer the edge pass shares between threads. Sound because every (slot, cell)
@@ -117,6 +161,8 @@ impl<T: Real> CpuBackend<T> {
             order: 1,
             faces: [Vec::new(), Vec::new()],
             grads: Vec::new(),
+            recon: Vec::new(),
+            outer: 0..0,
         })
     }
 
@@ -128,8 +174,9 @@ impl<T: Real> CpuBackend<T> {
         self.order = order;
         if order == 2 {
             let n = self.lay.num_cells();
+            (self.recon, self.outer) = reconstruction_sets(&self.lay)?;
             self.faces = [vec![[T::zero(); 9]; n], vec![[T::zero(); 9]; n]];
-            self.grads = vec![[[T::zero(); 2]; VARS]; self.lay.n_owned];
+            self.grads = vec![[[T::zero(); 2]; VARS]; n];
         }
         Ok(self)
     }
@@ -336,21 +383,31 @@ impl<T: Real> Backend for CpuBackend<T> {
     }
 
     #[allow(clippy::needless_range_loop)]
-    fn reconstruct(&mut self) -> Result<()> {
+    fn reconstruct(&mut self, cells: Cells) -> Result<()> {
         if self.order != 2 {
             return Ok(());
         }
         let m = self.model;
         let lay = &self.lay;
-        let n = lay.n_owned;
+        let (want, range) = match cells {
+            Cells::All => (INNER | OUTER, 0..lay.num_cells()),
+            Cells::Inner(r) => (INNER, r.start.min(lay.n_owned)..r.end.min(lay.n_owned)),
+            Cells::Outer => (OUTER, self.outer.clone()),
+        };
+        let recon = &self.recon;
         let [f1, f2] = &mut self.faces;
-        self.grads
+        let at = range.start;
+        self.grads[range.clone()]
             .par_iter_mut()
-            .zip(f1[..n].par_iter_mut())
-            .zip(f2[..n].par_iter_mut())
+            .zip(f1[range.clone()].par_iter_mut())
+            .zip(f2[range].par_iter_mut())
             .enumerate()
             .with_min_len(4096)
-            .for_each(|(c, ((g, f1), f2))| {
+            .for_each(|(k, ((g, f1), f2))| {
+                let c = at + k;
+                if recon[c] & want == 0 {
+                    return;
+                }
                 let u = vars(&m, lay.v1[c], lay.v2[c]);
                 let stored = [lay.v1[c][0], lay.v1[c][1], lay.v1[c][2], lay.v2[c][0], lay.v2[c][1], lay.v2[c][2]];
                 let depth = lay.v1[c][3];
@@ -381,27 +438,8 @@ impl<T: Real> Backend for CpuBackend<T> {
         Ok(())
     }
 
-    fn face_bytes(&self) -> usize {
-        std::mem::size_of::<[T; 9]>()
-    }
-
-    fn download_faces(&mut self, cells: Range<usize>, f1: &mut [u8], f2: &mut [u8]) -> Result<()> {
-        f1.copy_from_slice(bytemuck::cast_slice(&self.faces[0][cells.clone()]));
-        f2.copy_from_slice(bytemuck::cast_slice(&self.faces[1][cells]));
-        Ok(())
-    }
-
-    fn upload_receive_faces(&mut self, f1: &[u8], f2: &[u8]) -> Result<()> {
-        let n = self.lay.n_owned;
-        let [a, b] = &mut self.faces;
-        for (dst, src) in [(a, f1), (b, f2)] {
-            let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut dst[n..]);
-            if dst.len() != src.len() {
-                bail!("receive block of {} bytes of edge values for {} bytes", src.len(), dst.len());
-            }
-            dst.copy_from_slice(src);
-        }
-        Ok(())
+    fn num_inner_edges(&self) -> usize {
+        self.lay.n_inner_edges
     }
 
     fn fallbacks(&mut self) -> Result<u64> {

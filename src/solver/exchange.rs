@@ -7,6 +7,13 @@
 //!   edges.
 //! - Blocking (Algorithm 1, the baseline): the whole exchange first, then every edge.
 //!
+//! At second order each stage is one such exchange of states, with a receive block of two
+//! rings (`partition/submesh.rs`): the rank reconstructs its owned cells and the first ring
+//! itself, from the same numbers as their owners, so the communication edges have both
+//! sides' edge values without a second exchange. Overlapped, the owned cells whose stencils
+//! read no receive-block cell are reconstructed and their edges processed while the
+//! messages travel; the rest after.
+//!
 //! On a CPU backend the edge pass blocks, so it runs in chunks with an `MPI_Testall` between
 //! them: Open MPI progresses large (rendezvous) messages only inside MPI calls. A GPU
 //! backend queues the send block's copy on a copy stream and the interior edge kernel on the
@@ -15,7 +22,7 @@
 //! GPU the host-side phase times are queueing and waiting times, not kernel times (those come
 //! from `--profile`).
 
-use super::Backend;
+use super::{Backend, Cells};
 use crate::comm::Messages;
 use anyhow::Result;
 use clap::ValueEnum;
@@ -60,8 +67,11 @@ pub struct PhaseTimes {
     pub exchange: f64,
     /// Receive block from the host to the backend.
     pub unpack: f64,
-    /// Non-communication edges (all edges on one rank or in the blocking loop).
+    /// Non-communication edges (all edges on one rank or in the blocking loop); at second
+    /// order with the reconstruction of their cells (overlapped: the inner cells and edges).
     pub edges_interior: f64,
+    /// The communication edges; at second order, overlapped, with the reconstruction of the
+    /// cells beside the receive block and of its first ring, and the edges between them.
     pub edges_communication: f64,
     /// Per-cell time step and the local minimum.
     pub dt: f64,
@@ -146,7 +156,7 @@ pub struct AllEdges;
 impl EdgePass for AllEdges {
     fn edge_pass(&mut self, b: &mut dyn Backend, t: f64, phases: &mut PhaseTimes) -> Result<()> {
         let clock = Instant::now();
-        b.reconstruct()?;
+        b.reconstruct(Cells::All)?;
         b.process_edges(0..b.num_edges(), t)?;
         phases.edges_interior += clock.elapsed().as_secs_f64();
         Ok(())
@@ -158,8 +168,6 @@ impl EdgePass for AllEdges {
 
 const TAG_LAYER1: i32 = 101;
 const TAG_LAYER2: i32 = 102;
-const TAG_FACES1: i32 = 103;
-const TAG_FACES2: i32 = 104;
 /// Edges per chunk of a blocking (CPU) edge pass between two polls of MPI.
 const POLL_CHUNK: usize = 32 * 1024;
 
@@ -189,8 +197,8 @@ fn as_bytes_mut(w: &mut [u64], len: usize) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut u8, len) }
 }
 
-/// Host buffers of one kind of per-cell record (states, or edge values at second order):
-/// the send block and the receive block per layer, and gathers for fallback destinations.
+/// Host buffers of the per-cell records (states): the send block and the receive block per
+/// layer, and gathers for fallback destinations.
 struct Records {
     cell_bytes: usize,
     /// Layer 1 and layer 2 records of the send block, of the receive block.
@@ -300,14 +308,12 @@ pub struct Halo<'c> {
     mode: ExchangeMode,
     plan: HaloPlan,
     states: Records,
-    /// Second order: the reconstructed edge values (made on first use).
-    faces: Option<Records>,
 }
 
 impl<'c> Halo<'c> {
     pub fn new(messages: &'c dyn Messages, mode: ExchangeMode, plan: HaloPlan, cell_bytes: usize) -> Halo<'c> {
         let states = Records::new(&plan, cell_bytes, [TAG_LAYER1, TAG_LAYER2]);
-        Halo { messages, mode, plan, states, faces: None }
+        Halo { messages, mode, plan, states }
     }
 
     /// Take the send block copied to the host, and gather for fallback destinations.
@@ -317,64 +323,30 @@ impl<'c> Halo<'c> {
         self.states.gather(&self.plan);
         Ok(())
     }
-
-    /// Second order: the states of the receive block, then each owned cell's reconstruction,
-    /// then the send block's edge values to the neighbours (a second exchange with the same
-    /// plan and a wider record), then every edge. Blocking: the reconstruction needs the
-    /// receive block, and the communication edges need its edge values.
-    fn edge_pass_order2(&mut self, b: &mut dyn Backend, t: f64, phases: &mut PhaseTimes) -> Result<()> {
-        let clock = Instant::now();
-        b.begin_download(self.plan.send_block.clone())?;
-        self.pack(b)?;
-        phases.pack += clock.elapsed().as_secs_f64();
-        let clock = Instant::now();
-        self.states.exchange(self.messages, &self.plan, &mut |_| Ok(()))?;
-        phases.exchange += clock.elapsed().as_secs_f64();
-        let clock = Instant::now();
-        let (r1, r2) = self.states.recv_bytes(&self.plan);
-        b.upload_receive_block(r1, r2)?;
-        phases.unpack += clock.elapsed().as_secs_f64();
-
-        let clock = Instant::now();
-        b.reconstruct()?;
-        phases.edges_interior += clock.elapsed().as_secs_f64();
-
-        let clock = Instant::now();
-        let plan = &self.plan;
-        let faces = self.faces.get_or_insert_with(|| Records::new(plan, b.face_bytes(), [TAG_FACES1, TAG_FACES2]));
-        let (s1, s2) = faces.send_bytes(plan);
-        b.download_faces(plan.send_block.clone(), s1, s2)?;
-        faces.gather(plan);
-        phases.pack += clock.elapsed().as_secs_f64();
-        let clock = Instant::now();
-        faces.exchange(self.messages, plan, &mut |_| Ok(()))?;
-        phases.exchange += clock.elapsed().as_secs_f64();
-        let clock = Instant::now();
-        let (r1, r2) = faces.recv_bytes(plan);
-        b.upload_receive_faces(r1, r2)?;
-        phases.unpack += clock.elapsed().as_secs_f64();
-
-        let clock = Instant::now();
-        b.process_edges(0..b.num_edges(), t)?;
-        phases.edges_interior += clock.elapsed().as_secs_f64();
-        Ok(())
-    }
 }
 
 impl EdgePass for Halo<'_> {
+    /// One exchange of states. What runs while the messages travel (overlapped): at first
+    /// order the non-communication edges; at second order the reconstruction of the owned
+    /// cells whose stencils read no receive-block cell ([`Cells::Inner`]) and the edges
+    /// between such cells. After the receipt: the rest of the reconstruction
+    /// ([`Cells::Outer`], the first ring included) and the remaining edges. Blocking: the
+    /// exchange, then the whole reconstruction and every edge.
     fn edge_pass(&mut self, b: &mut dyn Backend, t: f64, phases: &mut PhaseTimes) -> Result<()> {
-        if b.order() == 2 {
-            return self.edge_pass_order2(b, t, phases);
-        }
         let overlap = self.mode == ExchangeMode::Overlap;
-        let (nl, ne) = (b.num_local_edges(), b.num_edges());
+        let order2 = b.order() == 2;
+        let (nl, ne) = (if order2 { b.num_inner_edges() } else { b.num_local_edges() }, b.num_edges());
+        let n_owned = self.plan.receive_block.start;
         let clock = Instant::now();
         b.begin_download(self.plan.send_block.clone())?;
         let mut launched = 0.0;
-        // A GPU queues the interior edges now: they run during the copy and the messages.
+        // A GPU queues the interior work now: it runs during the copy and the messages.
         let queued = overlap && b.edges_async();
         if queued {
             let c = Instant::now();
+            if order2 {
+                b.reconstruct(Cells::Inner(0..n_owned))?;
+            }
             b.process_edges(0..nl, t)?;
             launched = c.elapsed().as_secs_f64();
         }
@@ -388,6 +360,12 @@ impl EdgePass for Halo<'_> {
             if overlap && !queued {
                 // Let the messages move between chunks while the cores compute.
                 let start = Instant::now();
+                if order2 {
+                    for lo in (0..n_owned).step_by(POLL_CHUNK) {
+                        b.reconstruct(Cells::Inner(lo..(lo + POLL_CHUNK).min(n_owned)))?;
+                        progress();
+                    }
+                }
                 for lo in (0..nl).step_by(POLL_CHUNK) {
                     b.process_edges(lo..(lo + POLL_CHUNK).min(nl), t)?;
                     progress();
@@ -406,9 +384,15 @@ impl EdgePass for Halo<'_> {
 
         let clock = Instant::now();
         if overlap {
+            if order2 {
+                b.reconstruct(Cells::Outer)?;
+            }
             b.process_edges(nl..ne, t)?;
             phases.edges_communication += clock.elapsed().as_secs_f64();
         } else {
+            if order2 {
+                b.reconstruct(Cells::All)?;
+            }
             b.process_edges(0..ne, t)?;
             phases.edges_interior += clock.elapsed().as_secs_f64();
         }

@@ -18,7 +18,10 @@
 //!
 //! Cells `0..n_owned` are updated; cells `n_owned..` are copies of other ranks' cells (the
 //! receive block). Edges `0..n_local_edges` need only owned cells (and walls); the rest
-//! touch the receive block.
+//! touch the receive block. At second order on several ranks the receive block has two
+//! rings and the first ring's cells have their stencils (`across` pointing at local cells):
+//! the rank reconstructs them itself. Edges `0..n_inner_edges` then read only owned cells
+//! whose reconstructions read no receive-block cell.
 
 use crate::mesh::{Topology, NO_CELL};
 use crate::physics::reconstruct::{Stencil, ACROSS_OPEN, ACROSS_WALL};
@@ -70,6 +73,9 @@ pub struct Layout<T> {
     pub specs: Vec<BoundarySpec>,
     pub boundaries_time: f64,
     pub n_owned: usize,
+    /// Second order on several ranks: edges `0..n_inner_edges` read only owned cells whose
+    /// reconstructions read no receive-block cell (0 where the partition has one ring).
+    pub n_inner_edges: usize,
     /// Edges that need no receive-block cell come first: `0..n_local_edges`.
     pub n_local_edges: usize,
     /// Each cell's depth in float64 and the rest state, for the conversions to and from
@@ -81,11 +87,16 @@ pub struct Layout<T> {
     pub coriolis: Vec<T>,
     /// Second order (`physics/reconstruct.rs`): per cell, what lies across each slot (a local
     /// cell, or `ACROSS_WALL` / `ACROSS_OPEN` at the boundary; `i32::MIN` where the cell lacks
-    /// the edge, as receive-block cells do, whose edge values come from their owner), and its
-    /// least-squares stencil. Computed from the global mesh's geometry per cell, so that
-    /// every partition has the same numbers.
+    /// the edge, as the receive block's outer ring does, which is not reconstructed here),
+    /// and its least-squares stencil. Computed from the global mesh's geometry per cell, so
+    /// that every partition has the same numbers.
     pub across: Vec<[i32; 3]>,
     pub stencil: Vec<Stencil<T>>,
+    /// The boundary slots of the edges [`Layout::keep_edges`] dropped (the first ring's, on
+    /// several ranks at second order): `(cell, slot, edge)`, `edge` the index in the topology
+    /// the layout was made from, so that [`Layout::set_boundaries`] marks the open ones in
+    /// `across` as on their owner.
+    pub dropped_boundary: Vec<[u32; 3]>,
 }
 
 /// A float64 deviation and low part as the run's pair `(hi, lo)`: `hi` the rounded value,
@@ -147,11 +158,27 @@ impl<T: Real> Layout<T> {
             specs: vec![BoundarySpec::wall()],
             boundaries_time: 0.0,
             n_owned: n,
+            n_inner_edges: 0,
             n_local_edges: ne,
             depth: depth.to_vec(),
             reference: *reference,
             coriolis: Vec::new(),
+            dropped_boundary: Vec::new(),
         }
+    }
+
+    /// Keep only edges `0..n`, the ones the edge pass processes; the rest (the first ring's
+    /// own edges, which only its stencils read) are dropped, their boundary slots kept in
+    /// `dropped_boundary`.
+    pub fn keep_edges(&mut self, n: usize) {
+        let dropped = n..self.edge_cells.len();
+        for (e, ec) in dropped.clone().zip(&self.edge_cells[dropped]) {
+            if ec[1] == BOUNDARY {
+                self.dropped_boundary.push([ec[0] as u32, ec[2] as u32, e as u32]);
+            }
+        }
+        self.edge_cells.truncate(n);
+        self.edge_normal.truncate(n);
     }
 
     /// Whether this layout carries what `m` reads per cell: an error names what is missing.
@@ -173,16 +200,26 @@ impl<T: Real> Layout<T> {
         self.coriolis = f.iter().map(|&f| T::c(f)).collect();
     }
 
-    /// Point each boundary edge at its tag's entry of `b` (`edge_tag` per edge, in this
-    /// layout's edge order, as `Topology::edge_tag`).
+    /// Point each boundary edge at its tag's entry of `b` (`edge_tag` per edge of the
+    /// topology the layout was made from, as `Topology::edge_tag`: this layout's edges first,
+    /// then any it dropped).
     pub fn set_boundaries(&mut self, edge_tag: &[u32], b: &Boundaries) {
-        assert_eq!(edge_tag.len(), self.edge_cells.len());
+        assert!(edge_tag.len() >= self.edge_cells.len());
+        let kind = |tag: u32| {
+            if b.specs[b.index(tag) as usize].kind == BoundaryKind::Wall {
+                ACROSS_WALL
+            } else {
+                ACROSS_OPEN
+            }
+        };
         for (ec, &tag) in self.edge_cells.iter_mut().zip(edge_tag) {
             if ec[1] == BOUNDARY {
                 ec[3] = b.index(tag);
-                let wall = b.specs[ec[3] as usize].kind == BoundaryKind::Wall;
-                self.across[ec[0] as usize][ec[2] as usize] = if wall { ACROSS_WALL } else { ACROSS_OPEN };
+                self.across[ec[0] as usize][ec[2] as usize] = kind(tag);
             }
+        }
+        for &[c, slot, e] in &self.dropped_boundary {
+            self.across[c as usize][slot as usize] = kind(edge_tag[e as usize]);
         }
         self.specs = b.specs.clone();
         self.boundaries = self.specs.iter().map(|s| s.entry(0.0)).collect();

@@ -8,6 +8,6 @@ pub mod exchange;
 pub mod layout;
 pub mod stepper;
 
-pub use backend::{Backend, Health, StepContext};
+pub use backend::{Backend, Cells, Health, StepContext};
 pub use cpu::CpuBackend;
 pub use layout::Layout;

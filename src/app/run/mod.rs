@@ -320,7 +320,7 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     let choice = agree(comm, choose_backend(opts.backend, !comm.is_root()))?;
     let submesh = match local_sub {
         Some(sub) => Some(sub),
-        None => agree(comm, rank_submesh(opts, &pm, comm))?,
+        None => agree(comm, rank_submesh(opts, &pm, comm, s.physics.order))?,
     };
     // Now the output directory: an earlier run's results go (with --overwrite), the list of
     // this run's files starts, and the resolved scenario is saved first.
@@ -664,8 +664,13 @@ pub fn simulate(
         Err(e) => return Err(diagnose(e, backend.as_mut(), &run)),
     };
 
-    let count_walls = || pm.topo.edge_cells.iter().filter(|c| c[1] == crate::mesh::NO_CELL).count();
-    // A rank's piece holds the owned side of its walls only: every wall once over the ranks.
+    // A rank's piece holds the owned side of its walls only among the edges it processes
+    // (after them come the first ring's own, at second order): every wall once over the ranks.
+    let processed = match &part.submesh {
+        Some(sub) if part.piece => &pm.topo.edge_cells[sub.pass_edges()],
+        _ => &pm.topo.edge_cells[..],
+    };
+    let count_walls = || processed.iter().filter(|c| c[1] == crate::mesh::NO_CELL).count();
     let walls = if part.piece { comm.sum_u64(count_walls() as u64) as usize } else { count_walls() };
     let float_bytes = opts.precision.float_bytes();
     let kernels = backend

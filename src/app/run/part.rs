@@ -8,7 +8,7 @@ use crate::app::PreparedMesh;
 use crate::comm::{agree, Comm};
 use crate::mesh::Mesh;
 use crate::partition::geometry::{self, RankGeometry};
-use crate::partition::{files, fit, metis, submesh, Submesh};
+use crate::partition::{files, fit, metis, rings_for_order, submesh, Submesh};
 use crate::physics::Model;
 use crate::scenario::Scenario;
 use crate::solver::cuda::{self, CudaBackend, CudaReal};
@@ -93,6 +93,7 @@ pub fn local_partition(opts: &RunOptions, s: &Scenario, comm: &dyn Comm) -> Resu
     }
     let fingerprint = agree(comm, files::manifest_fingerprint(&m))?;
     let sub = agree(comm, files::read_rank(dir, rank as u32, fingerprint, size as u32))?;
+    agree(comm, check_rings(dir, &sub, s.physics.order, comm.is_root() && !opts.quiet))?;
     let geo = agree(
         comm,
         geometry::read_geometry(dir, rank as u32).and_then(|g| {
@@ -210,16 +211,41 @@ impl RankPart {
     }
 }
 
+/// Whether a partition's rings of receive cells serve a run at `physics.order = order`:
+/// second order on several ranks needs two (the error names the rank file and what to do);
+/// first order runs on either, with a note (`log`) where the second ring is exchanged for
+/// nothing.
+fn check_rings(dir: &std::path::Path, sub: &Submesh, order: u32, log: bool) -> Result<()> {
+    let need = rings_for_order(order);
+    if sub.ranks > 1 && sub.rings < need {
+        bail!(
+            "partition file {} has one ring of receive cells (a partition for physics.order = 1, or one made before second order ran on several ranks), but physics.order = {order} on several ranks needs two: each rank reconstructs the cells beside its own, which reads their neighbours. Partition again into {}, with pycno partition SCENARIO --ranks {} --out DIR (a scenario with physics.order = {order} gives two rings; for a mesh file add --order {order})",
+            files::rank_file(dir, sub.rank).display(),
+            dir.display(),
+            sub.ranks
+        );
+    }
+    if log && sub.ranks > 1 && sub.rings > need {
+        log::info!(
+            "{}: a partition for physics.order = 2 (two rings of receive cells); this run at order {order} exchanges the second ring for nothing (pycno partition --order {order} makes one without)",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 /// This rank's submesh: read from `--partition DIR`, or made here (METIS on rank 0, the
-/// cell owners broadcast, every rank building the same submeshes). `None` on one rank
-/// without a partition directory: the whole mesh in global order.
-pub fn rank_submesh(opts: &RunOptions, pm: &PreparedMesh, comm: &dyn Comm) -> Result<Option<Submesh>> {
+/// cell owners broadcast, every rank building the same submeshes, with the rings of
+/// receive cells `physics.order = order` needs). `None` on one rank without a partition
+/// directory: the whole mesh in global order.
+pub fn rank_submesh(opts: &RunOptions, pm: &PreparedMesh, comm: &dyn Comm, order: u32) -> Result<Option<Submesh>> {
     let (rank, size) = (comm.rank(), comm.size());
     let fingerprint = pm.fingerprint();
     if let Some(dir) = &opts.partition {
         let m = files::read_manifest(dir)?;
         ranks_match(dir, m.stats.ranks, size)?;
         let sub = agree(comm, files::read_rank(dir, rank as u32, fingerprint, size as u32))?;
+        agree(comm, check_rings(dir, &sub, order, comm.is_root() && !opts.quiet))?;
         check_fit(dir, &sub, comm)?;
         return Ok(Some(sub));
     }
@@ -231,7 +257,7 @@ pub fn rank_submesh(opts: &RunOptions, pm: &PreparedMesh, comm: &dyn Comm) -> Re
     }
     let mut owner = agree(comm, if comm.is_root() { metis::partition_cells(&pm.topo, size) } else { Ok(Vec::new()) })?;
     comm.broadcast_u32(&mut owner);
-    let mut subs = submesh::build(&pm.topo, &owner, size, fingerprint)?;
+    let mut subs = submesh::build_rings(&pm.topo, &owner, size, fingerprint, rings_for_order(order))?;
     Ok(Some(subs.swap_remove(rank)))
 }
 
@@ -289,8 +315,7 @@ fn backend_in<T: CudaReal>(
         // A rank's piece: its topology, depth and state are already local.
         Some(sub) if part.piece => {
             let mut lay = Layout::<T>::from_stored(topo, depth, cells, &rest);
-            lay.n_owned = sub.n_owned;
-            lay.n_local_edges = sub.n_local_edges;
+            sub.shape_layout(&mut lay);
             lay
         }
         Some(sub) => sub.layout::<T>(topo, depth, cells, &rest)?,
