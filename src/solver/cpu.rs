@@ -4,9 +4,7 @@
 use super::backend::{Backend, Health, StepContext};
 use super::layout::{add_to_budget, budget_per_entry, Layout, BOUNDARY};
 use crate::physics::extremes::{self, Arrival, WIDTH};
-use crate::physics::reconstruct::{
-    self, edge_boundary_flux, edge_flux, ghost_vars, limited_gradients, presence, vars, ACROSS_WALL, VARS,
-};
+use crate::physics::reconstruct::{self, edge_boundary_flux, edge_flux, VARS};
 use crate::physics::{
     add_compensated, boundary_flux, numerical_flux, settle, source_at, CellState, Model, Real, Side, StoredCell,
 };
@@ -335,7 +333,6 @@ impl<T: Real> Backend for CpuBackend<T> {
         self.stage_update(step, true)
     }
 
-    #[allow(clippy::needless_range_loop)]
     fn reconstruct(&mut self) -> Result<()> {
         if self.order != 2 {
             return Ok(());
@@ -351,29 +348,14 @@ impl<T: Real> Backend for CpuBackend<T> {
             .enumerate()
             .with_min_len(4096)
             .for_each(|(c, ((g, f1), f2))| {
-                let u = vars(&m, lay.v1[c], lay.v2[c]);
-                let stored = [lay.v1[c][0], lay.v1[c][1], lay.v1[c][2], lay.v2[c][0], lay.v2[c][1], lay.v2[c][2]];
-                let depth = lay.v1[c][3];
-                let st = &lay.stencil[c];
-                let mut layers = presence(&m, lay.v1[c], lay.v2[c]);
-                let mut nb = [u; 3];
-                for k in 0..3 {
-                    let o = lay.across[c][k];
-                    if o >= 0 {
-                        let o = o as usize;
-                        nb[k] = vars(&m, lay.v1[o], lay.v2[o]);
-                        let p = presence(&m, lay.v1[o], lay.v2[o]);
-                        layers = [layers[0] & p[0], layers[1] & p[1]];
-                    } else {
-                        let ln = st.ln[k];
-                        let len = (ln[0] * ln[0] + ln[1] * ln[1]).sqrt();
-                        nb[k] = ghost_vars(&u, [ln[0] / len, ln[1] / len], o == ACROSS_WALL);
-                    }
-                }
-                let walls = lay.across[c].map(|o| o == ACROSS_WALL);
-                *g = limited_gradients(&m, &u, depth, &nb, layers, st, walls);
-                for k in 0..3 {
-                    let f = reconstruct::face(&m, &stored, &u, g, st.r[k], depth);
+                // What lies across a boundary slot needs no records: the cell's own stand in.
+                let nb = lay.across[c].map(|o| {
+                    let o = if o >= 0 { o as usize } else { c };
+                    (lay.v1[o], lay.v2[o])
+                });
+                let (grads, faces) = reconstruct::cell(&m, lay.v1[c], lay.v2[c], lay.across[c], &nb, &lay.stencil[c]);
+                *g = grads;
+                for (k, f) in faces.iter().enumerate() {
                     f1[3 * k..3 * k + 3].copy_from_slice(&f[0..3]);
                     f2[3 * k..3 * k + 3].copy_from_slice(&f[3..6]);
                 }
