@@ -333,7 +333,7 @@ pub fn budget_per_entry(open: &[[i32; 3]], per_edge: &[[f64; 4]], entries: usize
 /// once, and writes two float4 per cell it touches; the time-step pass reads the Z word of
 /// three accumulator float4 and the area word of v2, which the interleaved layout makes
 /// whole float4 sectors (16 s per cell); the update reads v1, v2, six accumulators and the
-/// float2 of low parts, and writes v1, v2 and the low parts.
+/// float2 of low parts, and writes v1, v2 and the low parts. Second order's kernels: below.
 pub fn kernel_bytes(kernel: &str, cells: usize, edges: usize, wall_edges: usize, s: usize) -> f64 {
     let (c, e, w) = (cells as f64, edges as f64, wall_edges as f64);
     let s = s as f64;
@@ -342,6 +342,18 @@ pub fn kernel_bytes(kernel: &str, cells: usize, edges: usize, wall_edges: usize,
         "dt" => c * 16.0 * s,
         // Reads one buffer set, writes the other: (2 + 6 + 2) float4 and 2 float2.
         "update" => c * 44.0 * s,
+        // Second order (`kernels/order2.cu`). The reconstruction reads each cell's two float4
+        // (its neighbours' come from cache), its three neighbours (three ints), its stencil's
+        // weights and midpoint offsets (a float4 per slot; the boundary slots' normals too),
+        // and writes six float4 of edge values and the float4 of the interior term.
+        "reconstruct" => c * (12.0 + 48.0 * s) + w * 2.0 * s,
+        // The edge pass reads its int4 and scaled normal, each cell's six float4 of edge
+        // values once and its depth, and writes what the first order's writes.
+        "edge2" => e * (16.0 + 2.0 * s) + c * 25.0 * s + (2.0 * (e - w) + w) * 8.0 * s,
+        // The first order's update and the interior term's float4; the second stage also
+        // reads the step's start (two float4 and a float2) from the buffers it writes.
+        "stage1" => c * 48.0 * s,
+        "stage2" => c * 58.0 * s,
         _ => 0.0,
     }
 }
