@@ -260,6 +260,9 @@ pub fn limited_gradients<T: Real>(
     g
 }
 
+/// What [`cell`] returns in float64: the gradients and the three faces.
+pub type Reconstruction64 = ([[f64; 2]; VARS], [[f64; VARS]; 3]);
+
 /// One cell's reconstruction: its limited gradients and its stored numbers at its three edge
 /// midpoints (one [`face`] per slot), from its records `a`, `b`, what lies across each slot
 /// (`across`: a cell, [`ACROSS_WALL`] or [`ACROSS_OPEN`]) with that cell's records in `nb`
