@@ -655,7 +655,9 @@ fn rest_order2<T: CudaReal>() {
                  "time": {{ "end": 1000.0 }} }}"#
         ))
     };
-    for (name, s) in [("seamount", lake(2.0, 0.998)), ("island", lake(7.0, 0.9)), ("seamount above the interface", lake(4.0, 0.9))] {
+    for (name, s) in
+        [("seamount", lake(2.0, 0.998)), ("island", lake(7.0, 0.9)), ("seamount above the interface", lake(4.0, 0.9))]
+    {
         let (cpu, gpu, start, area, _, fg) = run_both::<T>(&s, 300);
         let u = max_speed(&gpu);
         let dh = start.iter().zip(&gpu).map(|(a, b)| (a.h1 - b.h1).abs().max((a.h2 - b.h2).abs())).fold(0.0, f64::max);
@@ -752,7 +754,14 @@ fn stages_order2<T: CudaReal>(tol: f64) {
         a.iter()
             .zip(b)
             .map(|(x, y)| {
-                let d = [x.h1 - y.h1, x.h2 - y.h2, x.q1[0] - y.q1[0], x.q1[1] - y.q1[1], x.q2[0] - y.q2[0], x.q2[1] - y.q2[1]];
+                let d = [
+                    x.h1 - y.h1,
+                    x.h2 - y.h2,
+                    x.q1[0] - y.q1[0],
+                    x.q1[1] - y.q1[1],
+                    x.q2[0] - y.q2[0],
+                    x.q2[1] - y.q2[1],
+                ];
                 d.iter().fold(0.0f64, |m, v| m.max(v.abs()))
             })
             .fold(0.0, f64::max)

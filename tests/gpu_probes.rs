@@ -460,9 +460,18 @@ fn model2<T: Real>(r: f64) -> Model<T> {
 
 /// Records `(d1, q1x, q1y, H)`, `(d2, q2x, q2y, area)` of a state given by thicknesses and
 /// velocities.
-fn records<T: Real>(m: &Model<T>, h1: f64, u1: [f64; 2], h2: f64, u2: [f64; 2], depth: f64, area: f64) -> ([T; 4], [T; 4]) {
+fn records<T: Real>(
+    m: &Model<T>,
+    h1: f64,
+    u1: [f64; 2],
+    h2: f64,
+    u2: [f64; 2],
+    depth: f64,
+    area: f64,
+) -> ([T; 4], [T; 4]) {
     let c = |x: f64| T::c(x);
-    let s = Side::from_thickness(m, c(h1), [c(h1 * u1[0]), c(h1 * u1[1])], c(h2), [c(h2 * u2[0]), c(h2 * u2[1])], c(depth));
+    let s =
+        Side::from_thickness(m, c(h1), [c(h1 * u1[0]), c(h1 * u1[1])], c(h2), [c(h2 * u2[0]), c(h2 * u2[1])], c(depth));
     ([s.d1, s.q1[0], s.q1[1], s.depth], [s.d2, s.q2[0], s.q2[1], c(area)])
 }
 
@@ -600,7 +609,8 @@ fn reconstructions_agree<T: CudaReal>(tol: f64) {
             }
             limited += 1;
             let sensitivity = reconstruction_diff(&widen_rec(&want), &cell_f64(&m64, c), reach, scale);
-            let excess = reconstruction_diff(&widen_rec(&want), &widen_rec(got), reach, scale) - SENSITIVITY * sensitivity;
+            let excess =
+                reconstruction_diff(&widen_rec(&want), &widen_rec(got), reach, scale) - SENSITIVITY * sensitivity;
             if excess > tol {
                 beyond += 1;
             } else {
@@ -612,7 +622,10 @@ fn reconstructions_agree<T: CudaReal>(tol: f64) {
             T::NAME,
             cells.len()
         );
-        assert!(flat > cells.len() / 20 && limited > cells.len() / 2, "the fields test too little: {flat} flat, {limited} reconstructed");
+        assert!(
+            flat > cells.len() / 20 && limited > cells.len() / 2,
+            "the fields test too little: {flat} flat, {limited} reconstructed"
+        );
         assert!(beyond * 1000 <= cells.len(), "{}: {beyond} reconstructions differ beyond {tol:e}", T::NAME);
     });
 }
@@ -718,8 +731,15 @@ fn edge_fluxes_agree<T: CudaReal>(tol: f64) {
                 "{} r = {r}: {SAMPLES} second-order fluxes ({fell_back} by the means) differ by at most {worst:.2e} of the flux scale beyond {SENSITIVITY} times the CPU's own rounding error; {beyond} beyond {tol:.0e}",
                 T::NAME
             );
-            assert!(fell_back > SAMPLES / 20 && fell_back < SAMPLES / 2, "{fell_back} fallbacks to the means: the test tests little");
-            assert!(beyond * 1000 <= SAMPLES, "{} r = {r}: {beyond} second-order fluxes differ beyond {tol:e}", T::NAME);
+            assert!(
+                fell_back > SAMPLES / 20 && fell_back < SAMPLES / 2,
+                "{fell_back} fallbacks to the means: the test tests little"
+            );
+            assert!(
+                beyond * 1000 <= SAMPLES,
+                "{} r = {r}: {beyond} second-order fluxes differ beyond {tol:e}",
+                T::NAME
+            );
         });
     }
 }

@@ -181,7 +181,12 @@ impl<'a, T: CudaReal> Probes<'a, T> {
         let input: Vec<T> = samples
             .iter()
             .flat_map(|(fi, fj, ci, cj, n)| {
-                side_values(fi).into_iter().chain(side_values(fj)).chain(side_values(ci)).chain(side_values(cj)).chain(*n)
+                side_values(fi)
+                    .into_iter()
+                    .chain(side_values(fj))
+                    .chain(side_values(ci))
+                    .chain(side_values(cj))
+                    .chain(*n)
             })
             .collect();
         let out = self.run("edge_flux", &input, samples.len(), 14, None)?;
