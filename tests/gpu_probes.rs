@@ -449,7 +449,7 @@ fn kernel_structs_have_the_same_size_on_both_sides() {
 // ---------------------------------------------------------------------------------------
 
 use pycno::physics::reconstruct::{self, Stencil, ACROSS_OPEN, ACROSS_WALL, VARS};
-use pycno::solver::cuda::probe::CellInput;
+use pycno::solver::cuda::probe::{BoundaryEdge2, CellInput, Edge2, InteriorInput};
 
 /// The model of the second-order probes: a rest state away from zero, so that every
 /// reference term of the conversions counts.
@@ -644,7 +644,7 @@ fn interiors_agree<T: CudaReal>(tol: f64) {
     let m = model2::<T>(0.9);
     with_gpu(m, |p| {
         let mut rng = Rng::new(2122);
-        let samples: Vec<([T; VARS], T, T, [[T; 2]; VARS])> = (0..SAMPLES)
+        let samples: Vec<InteriorInput<T>> = (0..SAMPLES)
             .map(|_| {
                 let depth = rng.range(0.5, 10.0);
                 let h1 = if rng.unit() < 0.1 { 0.0 } else { rng.thickness() };
@@ -702,7 +702,7 @@ fn edge_fluxes_agree<T: CudaReal>(tol: f64) {
         let (m, m64) = (model::<T>(r, 0.0), model::<f64>(r, 0.0));
         with_gpu(m, |p| {
             let mut rng = Rng::new(2123);
-            let samples: Vec<(Side<T>, Side<T>, Side<T>, Side<T>, [T; 2])> = (0..SAMPLES)
+            let samples: Vec<Edge2<T>> = (0..SAMPLES)
                 .map(|_| {
                     let n = rng.unit_normal();
                     let (ci, cj) = (random_side(&mut rng, n), random_side(&mut rng, n));
@@ -764,7 +764,7 @@ fn edge_boundary_fluxes_agree<T: CudaReal>(tol: f64) {
         for b in boundary_cases::<T>() {
             let b64 = Boundary { kind: b.kind, reserved: b.reserved, data: b.data.map(|x| x.f64()) };
             let mut rng = Rng::new(2124);
-            let samples: Vec<(Side<T>, Side<T>, [T; 2], T)> = (0..SAMPLES)
+            let samples: Vec<BoundaryEdge2<T>> = (0..SAMPLES)
                 .map(|_| {
                     let n = rng.unit_normal();
                     let ci = random_side(&mut rng, n);

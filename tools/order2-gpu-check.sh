@@ -100,8 +100,9 @@ for prec in f32 f64; do
     PYCNO_KILL=0:27 "$PYCNO" "${base[@]}" --out "$W/ck1_$prec" --checkpoint-every 10 >/dev/null 2>&1
     check "1 rank, order 2 ($prec): killed (SIGKILL) after step 27, left no stats.json" [ ! -f "$W/ck1_$prec/stats.json" ]
     # The restart as the runs it continues: the same precision, no VTK output (whose output
-    # times would clip steps the uninterrupted run did not clip).
-    if ok_run "$PYCNO" run --restart "$W/ck1_$prec/checkpoints" --backend "$BACKEND" --precision "$prec" --no-vtk -q; then
+    # times would clip steps the uninterrupted run did not clip), stats.json in the same place.
+    if ok_run "$PYCNO" run --restart "$W/ck1_$prec/checkpoints" --backend "$BACKEND" --precision "$prec" --no-vtk -q \
+        --out "$W/ck1_$prec"; then
         check "1 rank, order 2 ($prec): restart from step 20 = uninterrupted bit for bit: checksums $(field "$ref" state_checksum) $(field "$W/ck1_$prec" state_checksum)" same "$ref" "$W/ck1_$prec"
     else
         echo "FAILED 1 rank, order 2 ($prec): restart failed"
@@ -111,7 +112,7 @@ for prec in f32 f64; do
         --checkpoint-every 10 --checkpoint-keep 5 >/dev/null 2>&1
     check "3 ranks, order 2 ($prec): rank 1 killed after step 27, job ended" [ ! -f "$W/ck3_$prec/stats.json" ]
     if ok_run mpirun --allow-run-as-root --oversubscribe --bind-to none -np 3 "$PYCNO" run --restart "$W/ck3_$prec/checkpoints" \
-        --backend "$BACKEND" --precision "$prec" --no-vtk -q; then
+        --backend "$BACKEND" --precision "$prec" --no-vtk -q --out "$W/ck3_$prec"; then
         check "3 ranks, order 2 ($prec): restart from step 20 = uninterrupted 1 rank bit for bit: checksum $(field "$W/ck3_$prec" state_checksum)" same "$ref" "$W/ck3_$prec"
     else
         echo "FAILED 3 ranks, order 2 ($prec): restart failed"

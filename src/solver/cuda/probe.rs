@@ -26,6 +26,12 @@ pub struct CellInput<T> {
 
 /// A cell's limited gradients and its stored numbers at its three edge midpoints.
 pub type Reconstruction<T> = ([[T; 2]; VARS], [[T; VARS]; 3]);
+/// The cell-interior term's inputs: the cell's numbers `u`, depth, area and gradients.
+pub type InteriorInput<T> = ([T; VARS], T, T, [[T; 2]; VARS]);
+/// An interior edge at second order: the edge values `fi`, `fj`, the means `ci`, `cj`, the normal.
+pub type Edge2<T> = (Side<T>, Side<T>, Side<T>, Side<T>, [T; 2]);
+/// A boundary edge at second order: the edge value `fi`, the mean `ci`, the normal, the time.
+pub type BoundaryEdge2<T> = (Side<T>, Side<T>, [T; 2], T);
 
 pub struct Probes<'a, T> {
     stream: &'a Arc<CudaStream>,
@@ -167,7 +173,7 @@ impl<'a, T: CudaReal> Probes<'a, T> {
     }
 
     /// The cell-interior term (`reconstruct::interior`) for each `(u, depth, area, gradients)`.
-    pub fn interior(&self, samples: &[([T; VARS], T, T, [[T; 2]; VARS])]) -> Result<Vec<[T; VARS]>> {
+    pub fn interior(&self, samples: &[InteriorInput<T>]) -> Result<Vec<[T; VARS]>> {
         let input: Vec<T> = samples
             .iter()
             .flat_map(|(u, d, a, g)| u.iter().copied().chain([*d, *a]).chain(g.iter().flatten().copied()))
@@ -177,7 +183,7 @@ impl<'a, T: CudaReal> Probes<'a, T> {
     }
 
     /// The second-order flux (`reconstruct::edge_flux`) for each `(fi, fj, ci, cj, n)`.
-    pub fn edge_flux(&self, samples: &[(Side<T>, Side<T>, Side<T>, Side<T>, [T; 2])]) -> Result<Vec<EdgeFlux<T>>> {
+    pub fn edge_flux(&self, samples: &[Edge2<T>]) -> Result<Vec<EdgeFlux<T>>> {
         let input: Vec<T> = samples
             .iter()
             .flat_map(|(fi, fj, ci, cj, n)| {
@@ -195,11 +201,7 @@ impl<'a, T: CudaReal> Probes<'a, T> {
 
     /// The second-order boundary flux (`reconstruct::edge_boundary_flux`) of boundary `b` for
     /// each `(fi, ci, n, t)`.
-    pub fn edge_boundary_flux(
-        &self,
-        b: &Boundary<T>,
-        samples: &[(Side<T>, Side<T>, [T; 2], T)],
-    ) -> Result<Vec<EdgeFlux<T>>> {
+    pub fn edge_boundary_flux(&self, b: &Boundary<T>, samples: &[BoundaryEdge2<T>]) -> Result<Vec<EdgeFlux<T>>> {
         let input: Vec<T> = samples
             .iter()
             .flat_map(|(fi, ci, n, t)| side_values(fi).into_iter().chain(side_values(ci)).chain(*n).chain([*t]))
