@@ -6,10 +6,14 @@
 //
 // Device layout, chosen for the bytes each kernel moves (float size s; per cell, with about
 // 1.5 edges per cell; src/solver/layout.rs kernel_bytes counts them):
-// - faces[(2 * slot + layer) * stride + cell] = (d1, q1x, q1y, h1) / (d2, q2x, q2y, h2): the
-//   cell's reconstructed stored numbers at the midpoint of its edge `slot`, slot-major like
-//   the accumulators, so that the edge kernel reads each with one aligned vector load and
-//   the reconstruction writes them coalesced. The fourth lane holds the cell's MEAN thickness
+// - faces[6 * cell + 2 * slot + layer] = (d1, q1x, q1y, h1) / (d2, q2x, q2y, h2): the cell's
+//   reconstructed stored numbers at the midpoint of its edge `slot`. An edge reads the two
+//   records of each of its cells' slots, each with an aligned vector load: adjacent, they are
+//   one 32-byte sector in float32 (two in float64), all of it used, where slot-major records
+//   (like the accumulators) would put them in two sectors, each half used unless the next
+//   cell's edge at the same slot comes while it is cached (the array, 96 MB at 10^6 cells,
+//   does not fit the L2). The reconstruction writes a cell's six records together (a warp's
+//   stores cover 3 KB contiguously). The fourth lane holds the cell's MEAN thickness
 //   of that layer (side_h1, side_h2 of its state): what the positivity check of edge_flux
 //   compares the mass flux with, which the edge kernel would otherwise read from v1 and v2
 //   (2 x 4s per side). Only where that check fails (rare: steep fronts) are the means read.
@@ -36,7 +40,7 @@
 // v = W_{n+1}, o = W* (previous_state, as on the CPU).
 
 template <typename T> struct Order2Arrays {
-    V4<T>* faces;        // faces[(2 * slot + layer) * stride + cell]
+    V4<T>* faces;        // faces[6 * cell + 2 * slot + layer]
     V4<T>* interior;     // interior[cell], owned cells
     const int* across;   // across[3 * cell + slot], owned cells
     const V4<T>* wr;     // wr[slot * n_owned + cell] = (w_x, w_y, r_x, r_y)
@@ -61,7 +65,7 @@ template <typename T>
 __device__ __forceinline__ void reconstruct_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
                                                    const int* __restrict__ across, const V4<T>* __restrict__ wr,
                                                    const V2<T>* __restrict__ ln, V4<T>* __restrict__ faces,
-                                                   V4<T>* __restrict__ interior, long long stride, int n,
+                                                   V4<T>* __restrict__ interior, int n,
                                                    const Model<T>& m) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n) return;
@@ -92,8 +96,8 @@ __device__ __forceinline__ void reconstruct_kernel(const V4<T>* __restrict__ v1,
     for (int k = 0; k < 3; ++k) {
         V4<T> f1 = {f[k][0], f[k][1], f[k][2], h1};
         V4<T> f2 = {f[k][3], f[k][4], f[k][5], h2};
-        faces[(2 * k) * stride + c] = f1;
-        faces[(2 * k + 1) * stride + c] = f2;
+        faces[6 * (long long)c + 2 * k] = f1;
+        faces[6 * (long long)c + 2 * k + 1] = f2;
     }
     // The cell's numbers as the CPU's update hands them to interior (only s and d2 are read).
     T u[RC_VARS] = {a.x + b.x, a.y, a.z, b.x, b.y, b.z};
@@ -123,7 +127,7 @@ __device__ __forceinline__ void edge2_kernel(const V4<T>* __restrict__ v1, const
         V2<T> nl = enormal[e];
         T len = rt_sqrt(nl.x * nl.x + nl.y * nl.y);
         T nx = nl.x / len, ny = nl.y / len;
-        V4<T> a1 = faces[(2 * ec.z) * stride + ec.x], a2 = faces[(2 * ec.z + 1) * stride + ec.x];
+        V4<T> a1 = faces[6 * (long long)ec.x + 2 * ec.z], a2 = faces[6 * (long long)ec.x + 2 * ec.z + 1];
         Side<T> fi = face_side(a1, a2, depth[ec.x]);
         // The means, read only where the positivity check fails.
         auto ci = [&]() { return load_side(v1[ec.x], v2[ec.x]); };
@@ -132,7 +136,7 @@ __device__ __forceinline__ void edge2_kernel(const V4<T>* __restrict__ v1, const
         if (ec.y < 0) {
             f = rc_edge_boundary_flux(m, boundaries[ec.w], fi, a1.w, a2.w, ci, nx, ny, t);
         } else {
-            V4<T> b1 = faces[(2 * ec.w) * stride + ec.y], b2 = faces[(2 * ec.w + 1) * stride + ec.y];
+            V4<T> b1 = faces[6 * (long long)ec.y + 2 * ec.w], b2 = faces[6 * (long long)ec.y + 2 * ec.w + 1];
             Side<T> fj = face_side(b1, b2, depth[ec.y]);
             auto cj = [&]() { return load_side(v1[ec.y], v2[ec.y]); };
             quiet = dry_edge(m, fi, fj);
@@ -226,7 +230,7 @@ __device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, con
 // holds layer 1's [T; 9] per cell, then layer 2's; slot k at 3k..3k + 3.
 template <typename T>
 __device__ __forceinline__ void faces_pack_kernel(const V4<T>* __restrict__ faces, T* __restrict__ staging,
-                                                  long long stride, int begin, int count) {
+                                                  int begin, int count) {
     int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= count) return;
     long long c = begin + k;
@@ -235,7 +239,7 @@ __device__ __forceinline__ void faces_pack_kernel(const V4<T>* __restrict__ face
         T* out = staging + ((long long)layer * count + k) * 9;
 #pragma unroll
         for (int slot = 0; slot < 3; ++slot) {
-            V4<T> f = faces[(2 * slot + layer) * stride + c];
+            V4<T> f = faces[6 * c + 2 * slot + layer];
             out[3 * slot] = f.x; out[3 * slot + 1] = f.y; out[3 * slot + 2] = f.z;
         }
     }
@@ -247,7 +251,7 @@ __device__ __forceinline__ void faces_pack_kernel(const V4<T>* __restrict__ face
 template <typename T>
 __device__ __forceinline__ void faces_unpack_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
                                                     V4<T>* __restrict__ faces, const T* __restrict__ staging,
-                                                    long long stride, int begin, int count, const Model<T>& m) {
+                                                    int begin, int count, const Model<T>& m) {
     int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= count) return;
     long long c = begin + k;
@@ -259,14 +263,14 @@ __device__ __forceinline__ void faces_unpack_kernel(const V4<T>* __restrict__ v1
 #pragma unroll
         for (int slot = 0; slot < 3; ++slot) {
             V4<T> f = {in[3 * slot], in[3 * slot + 1], in[3 * slot + 2], mean[layer]};
-            faces[(2 * slot + layer) * stride + c] = f;
+            faces[6 * c + 2 * slot + layer] = f;
         }
     }
 }
 
 #define PYCNO_ORDER2_KERNELS(T, SUFFIX)                                                                            \
     extern "C" __global__ void reconstruct_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m) {                 \
-        reconstruct_kernel<T>(a.v1, a.v2, o.across, o.wr, o.ln, o.faces, o.interior, a.stride, a.n_owned, m);     \
+        reconstruct_kernel<T>(a.v1, a.v2, o.across, o.wr, o.ln, o.faces, o.interior, a.n_owned, m);     \
     }                                                                                                             \
     extern "C" __global__ void edge2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, int e_begin, int e_end, \
                                               T t) {                                                              \
@@ -278,11 +282,11 @@ __device__ __forceinline__ void faces_unpack_kernel(const V4<T>* __restrict__ v1
                           a.scratch, a.coriolis, second);                                                         \
     }                                                                                                             \
     extern "C" __global__ void faces_pack_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, int begin, int count) {        \
-        faces_pack_kernel<T>(o.faces, o.staging, a.stride, begin, count);                                         \
+        faces_pack_kernel<T>(o.faces, o.staging, begin, count);                                         \
     }                                                                                                             \
     extern "C" __global__ void faces_unpack_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, int begin,       \
                                                      int count) {                                                 \
-        faces_unpack_kernel<T>(a.v1, a.v2, o.faces, o.staging, a.stride, begin, count, m);                        \
+        faces_unpack_kernel<T>(a.v1, a.v2, o.faces, o.staging, begin, count, m);                        \
     }
 
 PYCNO_ORDER2_KERNELS(float, f32)

@@ -39,7 +39,7 @@ pub struct Order2<T> {
     update_fn: CudaFunction,
     pack_fn: CudaFunction,
     unpack_fn: CudaFunction,
-    /// Six float4 records per cell: `[(2 slot + layer) n_cells + cell]` (`order2.cu`).
+    /// Six float4 records per cell: `[6 cell + 2 slot + layer]` (`order2.cu`).
     faces: CudaSlice<T>,
     /// The owned cells' cell-interior terms, a float4 each.
     interior: CudaSlice<T>,
