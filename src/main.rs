@@ -145,7 +145,7 @@ enum Command {
         #[arg(long)]
         profile: bool,
         /// Order of the scheme (`physics.order`): 1, or 2 (second order in space and time;
-        /// the CPU backend only, so far).
+        /// host-driven steps on the GPU).
         #[arg(long, default_value_t = 1)]
         order: u32,
     },

@@ -17,6 +17,7 @@ use pycno::physics::{
 };
 use pycno::solver::cuda::device;
 use pycno::solver::cuda::launch::{CudaReal, DeviceArrays};
+use pycno::solver::cuda::order2::Order2Device;
 use pycno::solver::cuda::probe::Probes;
 
 const SAMPLES: usize = 20_000;
@@ -432,12 +433,375 @@ fn probe_settle_f32() {
 fn kernel_structs_have_the_same_size_on_both_sides() {
     fn check<T: CudaReal>() {
         with_gpu(model::<T>(0.998, 0.0), |p| {
-            let [m, b, a] = p.struct_sizes().unwrap();
+            let [m, b, a, o] = p.struct_sizes().unwrap();
             assert_eq!(m as usize, std::mem::size_of::<Model<T>>(), "Model<{}>", T::NAME);
             assert_eq!(b as usize, std::mem::size_of::<Boundary<T>>(), "Boundary<{}>", T::NAME);
             assert_eq!(a as usize, std::mem::size_of::<DeviceArrays>(), "Arrays<{}>", T::NAME);
+            assert_eq!(o as usize, std::mem::size_of::<Order2Device>(), "Order2Arrays<{}>", T::NAME);
         });
     }
     check::<f32>();
     check::<f64>();
+}
+
+// ---------------------------------------------------------------------------------------
+// Second order (issue 21): kernels/reconstruct.cuh against src/physics/reconstruct.rs.
+// ---------------------------------------------------------------------------------------
+
+use pycno::physics::reconstruct::{self, Stencil, ACROSS_OPEN, ACROSS_WALL, VARS};
+use pycno::solver::cuda::probe::{BoundaryEdge2, CellInput, Edge2, InteriorInput};
+
+/// The model of the second-order probes: a rest state away from zero, so that every
+/// reference term of the conversions counts.
+fn model2<T: Real>(r: f64) -> Model<T> {
+    let reference = Some(pycno::physics::Reference { surface: 0.0, interface: -2.0 });
+    Model::new(&Physics { g: G, r, reference, ..Default::default() }).unwrap()
+}
+
+/// Records `(d1, q1x, q1y, H)`, `(d2, q2x, q2y, area)` of a state given by thicknesses and
+/// velocities.
+fn records<T: Real>(
+    m: &Model<T>,
+    h1: f64,
+    u1: [f64; 2],
+    h2: f64,
+    u2: [f64; 2],
+    depth: f64,
+    area: f64,
+) -> ([T; 4], [T; 4]) {
+    let c = |x: f64| T::c(x);
+    let s =
+        Side::from_thickness(m, c(h1), [c(h1 * u1[0]), c(h1 * u1[1])], c(h2), [c(h2 * u2[0]), c(h2 * u2[1])], c(depth));
+    ([s.d1, s.q1[0], s.q1[1], s.depth], [s.d2, s.q2[0], s.q2[1], c(area)])
+}
+
+/// Cells to reconstruct: every cell of a mesh of the square [-5, 5]^2 (walls, a third of its
+/// boundary slots made open), under four fields: both layers thick, smooth with noise (the
+/// limiter clips); the upper layer absent where x < 0 (the interface alone reconstructed);
+/// the lower layer absent over a bottom above the interface where x > 1; thin films in a band
+/// (first order there). Stencils in the run's precision, as `Layout` rounds them.
+fn cells_to_reconstruct<T: Real>(m: &Model<T>) -> Vec<CellInput<T>> {
+    let s = pycno::scenario::Scenario::from_json(
+        r#"{ "name": "probe", "domain": { "outer": [[-5,-5],[5,-5],[5,5],[-5,5]] }, "resolution": { "cells": 5000 },
+             "bathymetry": { "type": "constant", "depth": 5 }, "initial": { "type": "at_rest", "interface": -2, "surface": 0 },
+             "time": { "end": 1 } }"#,
+    )
+    .unwrap();
+    let pm = pycno::app::scenario_mesh(&s).unwrap();
+    let n = pm.topo.num_cells();
+    let lay = pycno::solver::Layout::<T>::from_topology(
+        &pm.topo,
+        &vec![5.0; n],
+        &vec![pycno::physics::CellState::at_rest(2.0, 3.0); n],
+        &pycno::physics::Reference { surface: 0.0, interface: -2.0 },
+    );
+    let mut rng = Rng::new(2121);
+    let mut out = Vec::new();
+    for field in 0..4 {
+        let state: Vec<([T; 4], [T; 4])> = (0..n)
+            .map(|c| {
+                let [x, y] = pm.topo.cell_centroid[c];
+                let noise = |rng: &mut Rng, a: f64| rng.range(-a, a);
+                let depth = 5.0 + 0.5 * (0.3 * x).sin();
+                let mut h2 = 2.5 + 0.8 * (0.7 * x + 0.4 * y).sin() + noise(&mut rng, 0.2);
+                let mut h1 = 3.0 + 0.5 * (0.5 * y).cos() + noise(&mut rng, 0.2);
+                let u1 = [0.5 * (0.4 * y).sin() + noise(&mut rng, 0.3), 0.3 * x.cos() + noise(&mut rng, 0.3)];
+                let u2 = [0.2 * (0.6 * x).cos() + noise(&mut rng, 0.3), noise(&mut rng, 0.3)];
+                let mut d = depth;
+                match field {
+                    1 if x < 0.0 => {
+                        h1 = 0.0;
+                        h2 = depth + 0.3 * (0.8 * y).sin() + noise(&mut rng, 0.1);
+                    }
+                    2 if x > 1.0 => {
+                        d = 1.5 + 0.2 * y.sin();
+                        h2 = 0.0;
+                        h1 = d + noise(&mut rng, 0.1);
+                    }
+                    3 if x.abs() < 1.5 => h1 = rng.range(0.0, 3.0 * m.thin.f64()),
+                    _ => {}
+                }
+                records(m, h1, u1, h2, u2, d, pm.topo.cell_area[c])
+            })
+            .collect();
+        for c in 0..n {
+            let mut across = lay.across[c];
+            for o in &mut across {
+                if *o == ACROSS_WALL && rng.unit() < 0.33 {
+                    *o = ACROSS_OPEN;
+                }
+            }
+            let nb = across.map(|o| state[if o >= 0 { o as usize } else { c }]);
+            out.push(CellInput { a: state[c].0, b: state[c].1, across, nb, st: lay.stencil[c] });
+        }
+    }
+    out
+}
+
+fn widen4<T: Real>(x: [T; 4]) -> [f64; 4] {
+    x.map(|v| v.f64())
+}
+
+/// The CPU's reconstruction of `c` in float64 from the same (widened) inputs: the float32
+/// reconstruction's own rounding error, which says how sensitive the cell is.
+fn cell_f64<T: Real>(m: &Model<f64>, c: &CellInput<T>) -> reconstruct::Reconstruction64 {
+    let st = Stencil {
+        w: c.st.w.map(|v| v.map(|x| x.f64())),
+        r: c.st.r.map(|v| v.map(|x| x.f64())),
+        ln: c.st.ln.map(|v| v.map(|x| x.f64())),
+    };
+    let nb = c.nb.map(|(a, b)| (widen4(a), widen4(b)));
+    reconstruct::cell(m, widen4(c.a), widen4(c.b), c.across, &nb, &st)
+}
+
+/// The largest difference between two reconstructions of a cell: the faces relative to
+/// `scale`, the gradients times the largest midpoint offset (the change they make across the
+/// cell) relative to it.
+fn reconstruction_diff(
+    a: &([[f64; 2]; VARS], [[f64; VARS]; 3]),
+    b: &([[f64; 2]; VARS], [[f64; VARS]; 3]),
+    reach: f64,
+    scale: f64,
+) -> f64 {
+    let g = a.0.iter().flatten().zip(b.0.iter().flatten()).map(|(x, y)| (x - y).abs() * reach);
+    let f = a.1.iter().flatten().zip(b.1.iter().flatten()).map(|(x, y)| (x - y).abs());
+    g.chain(f).fold(0.0, f64::max) / scale
+}
+
+fn widen_rec<T: Real>(r: &([[T; 2]; VARS], [[T; VARS]; 3])) -> ([[f64; 2]; VARS], [[f64; VARS]; 3]) {
+    (r.0.map(|v| v.map(|x| x.f64())), r.1.map(|v| v.map(|x| x.f64())))
+}
+
+/// One cell's reconstruction (`rc_cell`, which the reconstruction kernel runs) against
+/// `reconstruct::cell`: every cell of four fields (cells_to_reconstruct). Each cell may differ
+/// by `tol` of its scale plus `SENSITIVITY` times the CPU's own float32 error there (as the
+/// flux probe: the limiter's minimum and the first-order switches make the reconstruction
+/// discontinuous in its inputs); at most one cell in a thousand beyond that (a switch that a
+/// rounding flips). Cells with no gradient hand over their stored numbers bit for bit.
+fn reconstructions_agree<T: CudaReal>(tol: f64) {
+    const SENSITIVITY: f64 = 20.0;
+    let m = model2::<T>(0.9);
+    let m64 = model2::<f64>(0.9);
+    with_gpu(m, |p| {
+        let cells = cells_to_reconstruct(&m);
+        let gpu = p.reconstruct(&cells).unwrap();
+        let (mut worst, mut beyond, mut flat, mut limited) = (0.0f64, 0, 0, 0);
+        for (c, got) in cells.iter().zip(&gpu) {
+            let want = reconstruct::cell(&m, c.a, c.b, c.across, &c.nb, &c.st);
+            let all = [c.a, c.b].into_iter().chain(c.nb.iter().flat_map(|n| [n.0, n.1]));
+            let scale = 1.0 + all.flat_map(|r| r[..3].to_vec()).fold(0.0f64, |s, x| s.max(x.f64().abs()));
+            let reach = c.st.r.iter().flatten().fold(0.0f64, |s, x| s.max(x.f64().abs()));
+            let (cpu_flat, gpu_flat) =
+                (want.0.iter().flatten().all(|&x| x == T::zero()), got.0.iter().flatten().all(|&x| x == T::zero()));
+            if cpu_flat && gpu_flat {
+                flat += 1;
+                let bits = |f: &[T; VARS]| f.map(|x| x.f64().to_bits());
+                let stored = [c.a[0], c.a[1], c.a[2], c.b[0], c.b[1], c.b[2]];
+                for f in &got.1 {
+                    assert_eq!(bits(f), bits(&stored), "{}: a first-order cell changed its numbers: {c:?}", T::NAME);
+                }
+                continue;
+            }
+            if cpu_flat != gpu_flat {
+                // A first-order switch (a thickness at a midpoint against `thin`) that rounding flips.
+                beyond += 1;
+                continue;
+            }
+            limited += 1;
+            let sensitivity = reconstruction_diff(&widen_rec(&want), &cell_f64(&m64, c), reach, scale);
+            let excess =
+                reconstruction_diff(&widen_rec(&want), &widen_rec(got), reach, scale) - SENSITIVITY * sensitivity;
+            if excess > tol {
+                beyond += 1;
+            } else {
+                worst = worst.max(excess);
+            }
+        }
+        eprintln!(
+            "{}: {} cells ({flat} first order, {limited} reconstructed): GPU and CPU differ by at most {worst:.2e} of the cell's scale beyond {SENSITIVITY} times the CPU's own rounding error; {beyond} beyond {tol:.0e}",
+            T::NAME,
+            cells.len()
+        );
+        assert!(
+            flat > cells.len() / 20 && limited > cells.len() / 2,
+            "the fields test too little: {flat} flat, {limited} reconstructed"
+        );
+        assert!(beyond * 1000 <= cells.len(), "{}: {beyond} reconstructions differ beyond {tol:e}", T::NAME);
+    });
+}
+
+#[test]
+fn probe_reconstruct_f64() {
+    reconstructions_agree::<f64>(1e-12);
+}
+#[test]
+fn probe_reconstruct_f32() {
+    reconstructions_agree::<f32>(1e-5);
+}
+
+/// The cell-interior term on random cells and gradients (a layer absent in a tenth of them).
+fn interiors_agree<T: CudaReal>(tol: f64) {
+    let m = model2::<T>(0.9);
+    with_gpu(m, |p| {
+        let mut rng = Rng::new(2122);
+        let samples: Vec<InteriorInput<T>> = (0..SAMPLES)
+            .map(|_| {
+                let depth = rng.range(0.5, 10.0);
+                let h1 = if rng.unit() < 0.1 { 0.0 } else { rng.thickness() };
+                let h2 = if rng.unit() < 0.1 { 0.0 } else { rng.range(0.0, depth) };
+                let (d1, d2) = (h1 - m.ref_h1.f64(), h2 - depth - m.ref_interface.f64());
+                let u = [d1 + d2, 0.0, 0.0, d2, 0.0, 0.0].map(T::c);
+                let g = std::array::from_fn(|_| [T::c(rng.range(-0.5, 0.5)), T::c(rng.range(-0.5, 0.5))]);
+                (u, T::c(depth), T::c(rng.range(1e-3, 10.0)), g)
+            })
+            .collect();
+        let gpu = p.interior(&samples).unwrap();
+        let mut worst = 0.0f64;
+        for ((u, depth, area, g), got) in samples.iter().zip(&gpu) {
+            let want = reconstruct::interior(&m, u, *depth, *area, g);
+            let scale = area.f64() * G * 20.0 * g.iter().flatten().fold(0.0f64, |s, x| s.max(x.f64().abs())) + 1e-30;
+            for (x, y) in want.iter().zip(got) {
+                worst = worst.max((x.f64() - y.f64()).abs() / scale);
+            }
+        }
+        eprintln!("{}: cell-interior terms differ by {worst:.2e} of their scale", T::NAME);
+        assert!(worst <= tol, "{}: cell-interior terms differ by {worst:e}", T::NAME);
+    });
+}
+
+#[test]
+fn probe_interior_f64() {
+    interiors_agree::<f64>(1e-13);
+}
+#[test]
+fn probe_interior_f32() {
+    interiors_agree::<f32>(1e-5);
+}
+
+/// A reconstructed edge value near a cell's mean `c`: its thicknesses scaled by 0.6 to 1.8 (a
+/// steep front: the positivity fallback then takes the means) and its momenta perturbed.
+fn near<T: Real>(rng: &mut Rng, c: &Side<f64>, m: &Model<T>) -> Side<f64> {
+    let mut f = *c;
+    let mref = (m.ref_h1.f64(), m.ref_interface.f64());
+    let h1 = (c.d1 + mref.0) * rng.range(0.6, 1.8);
+    let h2 = ((c.d2 + mref.1) + c.depth) * rng.range(0.6, 1.8);
+    f.d1 = h1 - mref.0;
+    f.d2 = (h2 - c.depth) - mref.1;
+    f.q1 = f.q1.map(|q| q * rng.range(0.5, 1.5));
+    f.q2 = f.q2.map(|q| q * rng.range(0.5, 1.5));
+    f
+}
+
+/// The second-order flux (`edge_flux`: the reconstructed values' flux, or the means' where it
+/// would empty the donor) on random edges, as the flux probe compares (sensitivity to the
+/// CPU's own float32 error); at most one in a thousand may take the other branch of a
+/// decision that rounding flips.
+fn edge_fluxes_agree<T: CudaReal>(tol: f64) {
+    const SENSITIVITY: f64 = 20.0;
+    for r in [0.998, 0.9] {
+        let (m, m64) = (model::<T>(r, 0.0), model::<f64>(r, 0.0));
+        with_gpu(m, |p| {
+            let mut rng = Rng::new(2123);
+            let samples: Vec<Edge2<T>> = (0..SAMPLES)
+                .map(|_| {
+                    let n = rng.unit_normal();
+                    let (ci, cj) = (random_side(&mut rng, n), random_side(&mut rng, n));
+                    let (fi, fj) = (near(&mut rng, &ci, &m), near(&mut rng, &cj, &m));
+                    (to_t(&fi), to_t(&fj), to_t(&ci), to_t(&cj), [T::c(n[0]), T::c(n[1])])
+                })
+                .collect();
+            let gpu = p.edge_flux(&samples).unwrap();
+            let (mut worst, mut beyond, mut fell_back) = (0.0f64, 0, 0);
+            for ((fi, fj, ci, cj, n), f) in samples.iter().zip(&gpu) {
+                let want = reconstruct::edge_flux(&m, fi, fj, ci, cj, *n);
+                let faces = numerical_flux(&m, fi, fj, *n);
+                fell_back += (want != faces) as usize;
+                let w64 = [fi, fj, ci, cj].map(side_f64);
+                let exact = reconstruct::edge_flux(&m64, &w64[0], &w64[1], &w64[2], &w64[3], [n[0].f64(), n[1].f64()]);
+                let scale = flux_scale(G, &w64[0], &w64[1]).max(flux_scale(G, &w64[2], &w64[3]));
+                let sensitivity = flux_diff(&flux_in_f64(&want), &exact, scale);
+                let excess = flux_diff(&want, f, scale) - SENSITIVITY * sensitivity;
+                if excess > tol || want.fallback != f.fallback {
+                    beyond += 1;
+                } else {
+                    worst = worst.max(excess);
+                }
+            }
+            eprintln!(
+                "{} r = {r}: {SAMPLES} second-order fluxes ({fell_back} by the means) differ by at most {worst:.2e} of the flux scale beyond {SENSITIVITY} times the CPU's own rounding error; {beyond} beyond {tol:.0e}",
+                T::NAME
+            );
+            assert!(
+                fell_back > SAMPLES / 20 && fell_back < SAMPLES / 2,
+                "{fell_back} fallbacks to the means: the test tests little"
+            );
+            assert!(
+                beyond * 1000 <= SAMPLES,
+                "{} r = {r}: {beyond} second-order fluxes differ beyond {tol:e}",
+                T::NAME
+            );
+        });
+    }
+}
+
+#[test]
+fn probe_edge_flux_f64() {
+    edge_fluxes_agree::<f64>(1e-9);
+}
+#[test]
+fn probe_edge_flux_f32() {
+    edge_fluxes_agree::<f32>(1e-4);
+}
+
+/// The second-order boundary flux (`edge_boundary_flux`) for every boundary kind, judged as the
+/// interior one: against the CPU's own float32 error on each sample (the open and elevation
+/// ghosts divide by thicknesses and celerities, so a fixed tolerance fails on thin layers for
+/// no fault of the mirror).
+fn edge_boundary_fluxes_agree<T: CudaReal>(tol: f64) {
+    const SENSITIVITY: f64 = 20.0;
+    let (m, m64) = (model::<T>(0.998, 0.0), model::<f64>(0.998, 0.0));
+    with_gpu(m, |p| {
+        for b in boundary_cases::<T>() {
+            let b64 = Boundary { kind: b.kind, reserved: b.reserved, data: b.data.map(|x| x.f64()) };
+            let mut rng = Rng::new(2124);
+            let samples: Vec<BoundaryEdge2<T>> = (0..SAMPLES)
+                .map(|_| {
+                    let n = rng.unit_normal();
+                    let ci = random_side(&mut rng, n);
+                    (to_t(&near(&mut rng, &ci, &m)), to_t(&ci), [T::c(n[0]), T::c(n[1])], T::c(rng.range(0.0, 100.0)))
+                })
+                .collect();
+            let gpu = p.edge_boundary_flux(&b, &samples).unwrap();
+            let (mut worst, mut beyond) = (0.0f64, 0);
+            for ((fi, ci, n, t), f) in samples.iter().zip(&gpu) {
+                let want = reconstruct::edge_boundary_flux(&m, &b, fi, ci, *n, *t);
+                let (fi64, ci64) = (side_f64(fi), side_f64(ci));
+                let n64 = [n[0].f64(), n[1].f64()];
+                let exact = reconstruct::edge_boundary_flux(&m64, &b64, &fi64, &ci64, n64, t.f64());
+                let scale = flux_scale(G, &fi64, &ci64);
+                let sensitivity = flux_diff(&flux_in_f64(&want), &exact, scale);
+                let excess = flux_diff(&want, f, scale) - SENSITIVITY * sensitivity;
+                if excess > tol || want.fallback != f.fallback {
+                    beyond += 1;
+                } else {
+                    worst = worst.max(excess);
+                }
+            }
+            eprintln!(
+                "{}: boundary kind {}: {SAMPLES} second-order fluxes differ by at most {worst:.2e} beyond {SENSITIVITY} times the CPU's own rounding error; {beyond} beyond {tol:.0e}",
+                T::NAME,
+                b.kind
+            );
+            assert!(beyond * 1000 <= SAMPLES, "{}: kind {}: {beyond} fluxes differ beyond {tol:e}", T::NAME, b.kind);
+        }
+    });
+}
+
+#[test]
+fn probe_edge_boundary_flux_f64() {
+    edge_boundary_fluxes_agree::<f64>(1e-9);
+}
+#[test]
+fn probe_edge_boundary_flux_f32() {
+    edge_boundary_fluxes_agree::<f32>(1e-4);
 }

@@ -26,11 +26,20 @@ fn every_kernel_compiles_for_hopper_and_ampere() {
             "dt_peer",
             "update_peer",
             "extremes",
+            "reconstruct",
+            "edge2",
+            "update2",
             "probe_eigenvalues",
             "probe_flux",
             "probe_boundary",
             "probe_source",
             "probe_extremes",
+            "probe_settle",
+            "probe_reconstruct",
+            "probe_interior",
+            "probe_edge_flux",
+            "probe_edge_boundary_flux",
+            "probe_sizes",
         ] {
             for t in ["f32", "f64"] {
                 let entry = format!(".entry {op}_{t}(");

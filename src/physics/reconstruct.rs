@@ -78,7 +78,7 @@
 //! bound within 20 steps: the blow-up at r = 0.998.) It is zero where the gradients are, so at
 //! rest and in first-order cells.
 
-// Index loops, as in the CUDA mirror (`kernels/reconstruct.cuh`, to come), line by line.
+// Index loops, as in the CUDA mirror (`kernels/reconstruct.cuh`), line by line.
 #![allow(clippy::needless_range_loop)]
 
 use super::boundary::{boundary_flux, Boundary};
@@ -258,6 +258,46 @@ pub fn limited_gradients<T: Real>(
         }
     }
     g
+}
+
+/// What [`cell`] returns in float64: the gradients and the three faces.
+pub type Reconstruction64 = ([[f64; 2]; VARS], [[f64; VARS]; 3]);
+
+/// One cell's reconstruction: its limited gradients and its stored numbers at its three edge
+/// midpoints (one [`face`] per slot), from its records `a`, `b`, what lies across each slot
+/// (`across`: a cell, [`ACROSS_WALL`] or [`ACROSS_OPEN`]) with that cell's records in `nb`
+/// (read only where `across[k] >= 0`), and its stencil. The CPU backend runs it per owned
+/// cell, the GPU's reconstruction kernel its mirror (`reconstruct_cell` in `reconstruct.cuh`).
+#[inline(always)]
+pub fn cell<T: Real>(
+    m: &Model<T>,
+    a: [T; 4],
+    b: [T; 4],
+    across: [i32; 3],
+    nb: &[([T; 4], [T; 4]); 3],
+    st: &Stencil<T>,
+) -> ([[T; 2]; VARS], [[T; VARS]; 3]) {
+    let u = vars(m, a, b);
+    let stored = [a[0], a[1], a[2], b[0], b[1], b[2]];
+    let depth = a[3];
+    let mut layers = presence(m, a, b);
+    let mut around = [u; 3];
+    for k in 0..3 {
+        if across[k] >= 0 {
+            let (na, nb) = nb[k];
+            around[k] = vars(m, na, nb);
+            let p = presence(m, na, nb);
+            layers = [layers[0] & p[0], layers[1] & p[1]];
+        } else {
+            let ln = st.ln[k];
+            let len = (ln[0] * ln[0] + ln[1] * ln[1]).sqrt();
+            around[k] = ghost_vars(&u, [ln[0] / len, ln[1] / len], across[k] == ACROSS_WALL);
+        }
+    }
+    let walls = across.map(|o| o == ACROSS_WALL);
+    let g = limited_gradients(m, &u, depth, &around, layers, st, walls);
+    let faces = std::array::from_fn(|k| face(m, &stored, &u, &g, st.r[k], depth));
+    (g, faces)
 }
 
 /// The cell-interior term (module comment), to be added to the cell's accumulated edge words

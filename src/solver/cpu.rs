@@ -2,11 +2,9 @@
 //! rayon. Each edge writes its own accumulator slots, so threads never share a word.
 
 use super::backend::{Backend, Cells, Health, StepContext};
-use super::layout::{add_to_budget, budget_per_entry, Layout, BOUNDARY};
+use super::layout::{add_to_budget, budget_per_entry, reconstruction_sets, Layout, BOUNDARY, INNER, OUTER};
 use crate::physics::extremes::{self, Arrival, WIDTH};
-use crate::physics::reconstruct::{
-    self, edge_boundary_flux, edge_flux, ghost_vars, limited_gradients, presence, vars, ACROSS_WALL, VARS,
-};
+use crate::physics::reconstruct::{self, edge_boundary_flux, edge_flux, VARS};
 use crate::physics::{
     add_compensated, boundary_flux, numerical_flux, settle, source_at, CellState, Model, Real, Side, StoredCell,
 };
@@ -44,46 +42,6 @@ pub struct CpuBackend<T> {
     /// none, the receive block's outer ring), and the cells `OUTER` ones lie among.
     recon: Vec<u8>,
     outer: Range<usize>,
-}
-
-/// An owned cell whose stencil reads no receive-block cell ([`Cells::Inner`]).
-const INNER: u8 = 1;
-/// A cell with a stencil that reads the receive block ([`Cells::Outer`]).
-const OUTER: u8 = 2;
-
-/// Which reconstruction covers each cell of `lay` ([`CpuBackend::recon`]), checking that
-/// every cell the edges read has a stencil and that the inner edges read only inner cells.
-fn reconstruction_sets<T: Real>(lay: &Layout<T>) -> Result<(Vec<u8>, Range<usize>)> {
-    let n_owned = lay.n_owned as i32;
-    let recon: Vec<u8> = lay
-        .across
-        .iter()
-        .enumerate()
-        .map(|(c, a)| {
-            if a.contains(&i32::MIN) {
-                0
-            } else if (c as i32) < n_owned && a.iter().all(|&o| o < n_owned) {
-                INNER
-            } else {
-                OUTER
-            }
-        })
-        .collect();
-    for (e, &[i, j, ..]) in lay.edge_cells.iter().enumerate() {
-        for c in [i, j].into_iter().filter(|&c| c != BOUNDARY) {
-            if recon[c as usize] == 0 {
-                bail!(
-                    "second order: local cell {c} (on edge {e}) cannot be reconstructed here, not all its neighbours are local: a partition with one ring of receive cells (second order on several ranks needs two: pycno partition --order 2)"
-                );
-            }
-            if e < lay.n_inner_edges && recon[c as usize] != INNER {
-                bail!("second order: inner edge {e} reads cell {c}, whose stencil reads the receive block");
-            }
-        }
-    }
-    let first = recon.iter().position(|&r| r == OUTER).unwrap_or(0);
-    let last = recon.iter().rposition(|&r| r == OUTER).map_or(0, |c| c + 1);
-    Ok((recon, first..last.max(first)))
 }
 
 /// A raw pointer the edge pass shares between threads. Sound because every (slot, cell)
@@ -280,6 +238,12 @@ impl<T: Real> CpuBackend<T> {
         &mut self.lay
     }
 
+    /// Second order: every cell's reconstructed edge values per layer (slot k at `3k..3k + 3`),
+    /// from the last reconstruction; for tests that compare them with the GPU's.
+    pub fn faces(&self) -> [&[[T; 9]]; 2] {
+        [&self.faces[0], &self.faces[1]]
+    }
+
     /// The six accumulators flattened in the GPU's order, `[(2 slot + layer) n + cell][4]`.
     pub fn accumulators(&self) -> Vec<T> {
         self.acc.iter().flat_map(|a| a.iter().flat_map(|v| v.iter().copied())).collect()
@@ -382,7 +346,6 @@ impl<T: Real> Backend for CpuBackend<T> {
         self.stage_update(step, true)
     }
 
-    #[allow(clippy::needless_range_loop)]
     fn reconstruct(&mut self, cells: Cells) -> Result<()> {
         if self.order != 2 {
             return Ok(());
@@ -408,29 +371,14 @@ impl<T: Real> Backend for CpuBackend<T> {
                 if recon[c] & want == 0 {
                     return;
                 }
-                let u = vars(&m, lay.v1[c], lay.v2[c]);
-                let stored = [lay.v1[c][0], lay.v1[c][1], lay.v1[c][2], lay.v2[c][0], lay.v2[c][1], lay.v2[c][2]];
-                let depth = lay.v1[c][3];
-                let st = &lay.stencil[c];
-                let mut layers = presence(&m, lay.v1[c], lay.v2[c]);
-                let mut nb = [u; 3];
-                for k in 0..3 {
-                    let o = lay.across[c][k];
-                    if o >= 0 {
-                        let o = o as usize;
-                        nb[k] = vars(&m, lay.v1[o], lay.v2[o]);
-                        let p = presence(&m, lay.v1[o], lay.v2[o]);
-                        layers = [layers[0] & p[0], layers[1] & p[1]];
-                    } else {
-                        let ln = st.ln[k];
-                        let len = (ln[0] * ln[0] + ln[1] * ln[1]).sqrt();
-                        nb[k] = ghost_vars(&u, [ln[0] / len, ln[1] / len], o == ACROSS_WALL);
-                    }
-                }
-                let walls = lay.across[c].map(|o| o == ACROSS_WALL);
-                *g = limited_gradients(&m, &u, depth, &nb, layers, st, walls);
-                for k in 0..3 {
-                    let f = reconstruct::face(&m, &stored, &u, g, st.r[k], depth);
+                // What lies across a boundary slot needs no records: the cell's own stand in.
+                let nb = lay.across[c].map(|o| {
+                    let o = if o >= 0 { o as usize } else { c };
+                    (lay.v1[o], lay.v2[o])
+                });
+                let (grads, faces) = reconstruct::cell(&m, lay.v1[c], lay.v2[c], lay.across[c], &nb, &lay.stencil[c]);
+                *g = grads;
+                for (k, f) in faces.iter().enumerate() {
                     f1[3 * k..3 * k + 3].copy_from_slice(&f[0..3]);
                     f2[3 * k..3 * k + 3].copy_from_slice(&f[3..6]);
                 }

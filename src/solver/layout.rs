@@ -26,7 +26,9 @@
 use crate::mesh::{Topology, NO_CELL};
 use crate::physics::reconstruct::{Stencil, ACROSS_OPEN, ACROSS_WALL};
 use crate::physics::{Boundary, BoundaryKind, BoundarySpec, CellState, Real, Reference, StoredCell};
+use anyhow::{bail, Result};
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 /// The second cell of a boundary edge.
 pub const BOUNDARY: i32 = -1;
@@ -339,6 +341,49 @@ fn stencils<T: Real>(topo: &Topology) -> (Vec<[i32; 3]>, Vec<Stencil<T>>) {
     (across, stencil)
 }
 
+/// Second order: an owned cell whose stencil reads no receive-block cell (reconstructed by
+/// `Cells::Inner`, `solver/backend.rs`).
+pub const INNER: u8 = 1;
+/// Second order: a cell with a stencil that reads the receive block (`Cells::Outer`).
+pub const OUTER: u8 = 2;
+
+/// Second order: which reconstruction covers each cell of `lay` ([`INNER`], [`OUTER`] or 0:
+/// none, the receive block's outer ring) and the cells the `OUTER` ones lie among, for both
+/// backends; checks that every cell the edges read has a stencil and that the inner edges read
+/// only inner cells.
+pub fn reconstruction_sets<T: Real>(lay: &Layout<T>) -> Result<(Vec<u8>, Range<usize>)> {
+    let n_owned = lay.n_owned as i32;
+    let recon: Vec<u8> = lay
+        .across
+        .iter()
+        .enumerate()
+        .map(|(c, a)| {
+            if a.contains(&i32::MIN) {
+                0
+            } else if (c as i32) < n_owned && a.iter().all(|&o| o < n_owned) {
+                INNER
+            } else {
+                OUTER
+            }
+        })
+        .collect();
+    for (e, &[i, j, ..]) in lay.edge_cells.iter().enumerate() {
+        for c in [i, j].into_iter().filter(|&c| c != BOUNDARY) {
+            if recon[c as usize] == 0 {
+                bail!(
+                    "second order: local cell {c} (on edge {e}) cannot be reconstructed here, not all its neighbours are local: a partition with one ring of receive cells (second order on several ranks needs two: pycno partition --order 2)"
+                );
+            }
+            if e < lay.n_inner_edges && recon[c as usize] != INNER {
+                bail!("second order: inner edge {e} reads cell {c}, whose stencil reads the receive block");
+            }
+        }
+    }
+    let first = recon.iter().position(|&r| r == OUTER).unwrap_or(0);
+    let last = recon.iter().rposition(|&r| r == OUTER).map_or(0, |c| c + 1);
+    Ok((recon, first..last.max(first)))
+}
+
 /// Add one step's boundary mass fluxes to the per-edge budget: `flux[k]` the outward mass
 /// fluxes (layer 1, layer 2) times the edge length of open edge `k`, `dt` the step.
 pub fn add_to_budget(budget: &mut [[f64; 4]], k: usize, flux: [f64; 2], dt: f64) {
@@ -370,7 +415,7 @@ pub fn budget_per_entry(open: &[[i32; 3]], per_edge: &[[f64; 4]], entries: usize
 /// once, and writes two float4 per cell it touches; the time-step pass reads the Z word of
 /// three accumulator float4 and the area word of v2, which the interleaved layout makes
 /// whole float4 sectors (16 s per cell); the update reads v1, v2, six accumulators and the
-/// float2 of low parts, and writes v1, v2 and the low parts.
+/// float2 of low parts, and writes v1, v2 and the low parts. Second order's kernels: below.
 pub fn kernel_bytes(kernel: &str, cells: usize, edges: usize, wall_edges: usize, s: usize) -> f64 {
     let (c, e, w) = (cells as f64, edges as f64, wall_edges as f64);
     let s = s as f64;
@@ -379,6 +424,18 @@ pub fn kernel_bytes(kernel: &str, cells: usize, edges: usize, wall_edges: usize,
         "dt" => c * 16.0 * s,
         // Reads one buffer set, writes the other: (2 + 6 + 2) float4 and 2 float2.
         "update" => c * 44.0 * s,
+        // Second order (`kernels/order2.cu`). The reconstruction reads each cell's two float4
+        // (its neighbours' come from cache), its three neighbours (three ints), its stencil's
+        // weights and midpoint offsets (a float4 per slot; the boundary slots' normals too),
+        // and writes six float4 of edge values and the float4 of the interior term.
+        "reconstruct" => c * (12.0 + 48.0 * s) + w * 2.0 * s,
+        // The edge pass reads its int4 and scaled normal, each cell's six float4 of edge
+        // values once and its depth, and writes what the first order's writes.
+        "edge2" => e * (16.0 + 2.0 * s) + c * 25.0 * s + (2.0 * (e - w) + w) * 8.0 * s,
+        // The first order's update and the interior term's float4; the second stage also
+        // reads the step's start (two float4 and a float2) from the buffers it writes.
+        "stage1" => c * 48.0 * s,
+        "stage2" => c * 58.0 * s,
         _ => 0.0,
     }
 }

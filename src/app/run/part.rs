@@ -341,10 +341,10 @@ fn backend_in<T: CudaReal>(
     }
     let order = setup.scenario.physics.order;
     Ok(match choice {
-        BackendChoice::Cuda if order != 1 => bail!(
-            "physics.order: {order} is not available on the cuda backend yet (second order runs on the cpu backend: --backend cpu)"
-        ),
-        BackendChoice::Cuda => Box::new(CudaBackend::new(model, &layout, node_rank % cuda::device_count()?.max(1))?),
+        BackendChoice::Cuda => {
+            let ordinal = node_rank % cuda::device_count()?.max(1);
+            Box::new(CudaBackend::new(model, &layout, ordinal)?.with_order(order, &layout)?)
+        }
         _ => Box::new(CpuBackend::new(model, layout)?.with_order(order)?),
     })
 }

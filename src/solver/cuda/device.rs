@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 /// The kernel sources in the order NVRTC compiles them (each header only uses the ones
 /// before it). The headers mirror the files of the same name in `src/physics/`.
-pub const KERNEL_SOURCES: [(&str, &str); 13] = [
+pub const KERNEL_SOURCES: [(&str, &str); 15] = [
     ("real.cuh", include_str!("../../../kernels/real.cuh")),
     ("state.cuh", include_str!("../../../kernels/state.cuh")),
     ("model.cuh", include_str!("../../../kernels/model.cuh")),
@@ -17,9 +17,11 @@ pub const KERNEL_SOURCES: [(&str, &str); 13] = [
     ("flux.cuh", include_str!("../../../kernels/flux.cuh")),
     ("wetdry.cuh", include_str!("../../../kernels/wetdry.cuh")),
     ("boundary.cuh", include_str!("../../../kernels/boundary.cuh")),
+    ("reconstruct.cuh", include_str!("../../../kernels/reconstruct.cuh")),
     ("source.cuh", include_str!("../../../kernels/source.cuh")),
     ("extremes.cuh", include_str!("../../../kernels/extremes.cuh")),
     ("solver.cu", include_str!("../../../kernels/solver.cu")),
+    ("order2.cu", include_str!("../../../kernels/order2.cu")),
     ("resident.cu", include_str!("../../../kernels/resident.cu")),
     ("peer.cu", include_str!("../../../kernels/peer.cu")),
     ("probe.cu", include_str!("../../../kernels/probe.cu")),

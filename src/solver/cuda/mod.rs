@@ -7,6 +7,7 @@
 //! - [`timing`]: per-kernel timing for `bench --profile`;
 //! - [`probe`]: running single physics functions on the GPU, for the tests;
 //! - [`resident`]: many steps as one CUDA graph, read back once;
+//! - [`order2`]: second order (`physics.order = 2`), host-driven;
 //! - [`ipc`]: the halo exchange from GPU to GPU and the time step's minimum over the GPUs by
 //!   the kernels' own stores over NVLink (one node), so several GPUs run device-resident;
 //! - [`nccl`], [`peer`]: the same with NCCL, where the stores cannot be set up.
@@ -16,6 +17,7 @@ pub mod halo;
 pub mod ipc;
 pub mod launch;
 pub mod nccl;
+pub mod order2;
 pub mod peer;
 pub mod probe;
 pub mod resident;
@@ -24,7 +26,7 @@ pub mod timing;
 pub use device::{copy_bandwidth, device_count, probe};
 pub use launch::CudaReal;
 
-use super::backend::{Backend, DeviceBatch, DeviceSteps, Health, StepContext};
+use super::backend::{Backend, Cells, DeviceBatch, DeviceSteps, Health, StepContext};
 use super::cpu::check_slots;
 use super::layout::{budget_per_entry, Layout};
 use crate::physics::extremes::{Arrival, WIDTH};
@@ -98,6 +100,8 @@ pub struct CudaBackend<T: CudaReal> {
     /// Per-cell extremes of the owned cells (`output.max_maps`), one array per quantity,
     /// and the owned cells' depths in float64 (the frames' thicknesses are computed with them).
     extremes: Option<(Arrival, CudaSlice<f64>, CudaSlice<f64>)>,
+    /// Second order's arrays and kernels (`with_order`); `None` at first order.
+    order2: Option<order2::Order2<T>>,
 }
 
 impl<T: CudaReal> CudaBackend<T> {
@@ -199,6 +203,7 @@ impl<T: CudaReal> CudaBackend<T> {
             pdl,
             extremes_fn,
             extremes: None,
+            order2: None,
         };
         let a = b.arrays();
         b.home = [a, DeviceArrays { v1: a.o1, v2: a.o2, o1: a.v1, o2: a.v2, lo: a.olo, olo: a.lo, ..a }];
@@ -287,6 +292,21 @@ impl<T: CudaReal> CudaBackend<T> {
         unsafe { l.launch(grid(self.n_owned)) }.context("launching the extremes kernel")?;
         if self.sync_each_launch {
             self.stream.synchronize().with_context(|| format!("kernel extremes_{} failed", T::SUFFIX))?;
+        }
+        Ok(())
+    }
+
+    /// The mass through each open boundary edge in this step's fluxes (the budget kernel), the
+    /// accumulators' mass words times `share` of the step (the step at first order, half of it
+    /// per stage at second), as `add_to_budget` on the CPU.
+    fn launch_budget(&mut self, share: f64) -> Result<()> {
+        let a = self.arrays();
+        if let Some((open, budget)) = &mut self.open_dev {
+            let n = self.open.len() as i32;
+            let mut l = self.stream.launch_builder(&self.budget_fn);
+            l.arg(&a).arg(&*open).arg(budget).arg(&n).arg(&share);
+            // SAFETY: the arguments of budget_{f32,f64} in kernels/solver.cu, in order.
+            unsafe { l.launch(grid(self.open.len())) }.context("launching the budget kernel")?;
         }
         Ok(())
     }
@@ -388,6 +408,9 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
             self.stream.memcpy_htod(&table, &mut self.boundaries).context("uploading the boundary table")?;
             self.boundaries_time = t;
         }
+        if self.order2.is_some() {
+            return self.order2_edges(edges, t);
+        }
         let (a, m, t) = (self.arrays(), self.model, T::c(t));
         let (b, e) = (edges.start as i32, edges.end as i32);
         self.launch(0, |s| {
@@ -416,14 +439,11 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
     }
 
     fn update(&mut self, step: StepContext) -> Result<()> {
-        let (a, m, dt) = (self.arrays(), self.model, T::c(step.dt));
-        if let Some((open, budget)) = &mut self.open_dev {
-            let (n, dt64) = (self.open.len() as i32, dt.f64());
-            let mut l = self.stream.launch_builder(&self.budget_fn);
-            l.arg(&a).arg(&*open).arg(budget).arg(&n).arg(&dt64);
-            // SAFETY: the arguments of budget_{f32,f64} in kernels/solver.cu, in order.
-            unsafe { l.launch(grid(self.open.len())) }.context("launching the budget kernel")?;
+        if self.order2.is_some() {
+            return self.order2_update(step, false);
         }
+        let (a, m, dt) = (self.arrays(), self.model, T::c(step.dt));
+        self.launch_budget(dt.f64())?;
         self.launch(2, |s| {
             let mut l = s.stream.launch_builder(&s.update_fn);
             l.arg(&a).arg(&m).arg(&dt);
@@ -443,6 +463,9 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         engine: super::exchange::GpuExchange,
     ) -> Result<std::result::Result<String, String>> {
         use super::exchange::GpuExchange;
+        if self.order2.is_some() {
+            return Ok(Err("second order (physics.order = 2) exchanges the states and the reconstructed edge values through the host at each stage".into()));
+        }
         // The GPUs' own stores first (fewer cross-GPU handshakes a step), then NCCL.
         if matches!(engine, GpuExchange::Auto | GpuExchange::Ipc) {
             match self.connect_ipc_exchange(comm, plan)? {
@@ -460,10 +483,39 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         self.peer_edge_pass(t, overlap, self.n_local_edges)
     }
     fn steps_on_device(&mut self, req: DeviceSteps) -> Result<Option<DeviceBatch>> {
+        // Second order is host-driven (the step loop asks only at first order).
+        if self.order2.is_some() {
+            return Ok(None);
+        }
         self.resident_steps(req)
     }
     fn prepare_device_steps(&mut self, gamma: f64) -> Result<()> {
+        if self.order2.is_some() {
+            return Ok(());
+        }
         self.prepare_resident(gamma)
+    }
+    fn order(&self) -> u32 {
+        if self.order2.is_some() {
+            2
+        } else {
+            1
+        }
+    }
+    fn reconstruct(&mut self, cells: Cells) -> Result<()> {
+        if self.order2.is_some() {
+            self.order2_reconstruct(cells)?;
+        }
+        Ok(())
+    }
+    fn num_inner_edges(&self) -> usize {
+        self.order2.as_ref().map_or(0, |o| o.n_inner_edges)
+    }
+    fn second_stage(&mut self, step: StepContext) -> Result<()> {
+        if self.order2.is_none() {
+            bail!("second_stage at order 1");
+        }
+        self.order2_update(step, true)
     }
 
     fn health(&mut self) -> Result<Health> {

@@ -3,6 +3,7 @@
 
 use super::launch::{grid, CudaReal};
 use crate::physics::extremes::{Arrival, WIDTH};
+use crate::physics::reconstruct::{Stencil, VARS};
 use crate::physics::{Boundary, EdgeFlux, Model, Side};
 use anyhow::{Context, Result};
 use cudarc::driver::{CudaModule, CudaStream, PushKernelArg};
@@ -10,6 +11,27 @@ use std::sync::Arc;
 
 /// What `physics::settle` leaves: the state, its low parts, and whether it was admissible.
 pub type Settled<T> = (Side<T>, [T; 2], bool);
+
+/// One cell to reconstruct (`reconstruct::cell`): its records, what lies across each slot
+/// (`Layout::across`: a cell, or a boundary ghost), the records across (read where
+/// `across[k] >= 0`) and its stencil.
+#[derive(Clone, Copy, Debug)]
+pub struct CellInput<T> {
+    pub a: [T; 4],
+    pub b: [T; 4],
+    pub across: [i32; 3],
+    pub nb: [([T; 4], [T; 4]); 3],
+    pub st: Stencil<T>,
+}
+
+/// A cell's limited gradients and its stored numbers at its three edge midpoints.
+pub type Reconstruction<T> = ([[T; 2]; VARS], [[T; VARS]; 3]);
+/// The cell-interior term's inputs: the cell's numbers `u`, depth, area and gradients.
+pub type InteriorInput<T> = ([T; VARS], T, T, [[T; 2]; VARS]);
+/// An interior edge at second order: the edge values `fi`, `fj`, the means `ci`, `cj`, the normal.
+pub type Edge2<T> = (Side<T>, Side<T>, Side<T>, Side<T>, [T; 2]);
+/// A boundary edge at second order: the edge value `fi`, the mean `ci`, the normal, the time.
+pub type BoundaryEdge2<T> = (Side<T>, Side<T>, [T; 2], T);
 
 pub struct Probes<'a, T> {
     stream: &'a Arc<CudaStream>,
@@ -123,15 +145,81 @@ impl<'a, T: CudaReal> Probes<'a, T> {
         Ok(out.chunks_exact(10).map(|x| (side_from(&x[..7]), [x[7], x[8]], x[9] != T::zero())).collect())
     }
 
-    /// `sizeof` of `Model<T>`, `Boundary<T>` and `Arrays<T>` as the CUDA compiler sees them.
-    pub fn struct_sizes(&self) -> Result<[i64; 3]> {
+    /// One cell's reconstruction (`reconstruct::cell`, the reconstruction kernel's `rc_cell`)
+    /// for each input.
+    pub fn reconstruct(&self, samples: &[CellInput<T>]) -> Result<Vec<Reconstruction<T>>> {
+        let code = |o: i32| T::c(if o >= 0 { 0.0 } else { o as f64 });
+        let input: Vec<T> = samples
+            .iter()
+            .flat_map(|c| {
+                let mut x = Vec::with_capacity(53);
+                x.extend(c.a.into_iter().chain(c.b));
+                x.extend(c.across.map(code));
+                x.extend(c.nb.iter().flat_map(|n| n.0));
+                x.extend(c.nb.iter().flat_map(|n| n.1));
+                x.extend(c.st.w.iter().flatten().chain(c.st.r.iter().flatten()).chain(c.st.ln.iter().flatten()));
+                x
+            })
+            .collect();
+        let out = self.run("reconstruct", &input, samples.len(), 30, None)?;
+        Ok(out
+            .chunks_exact(30)
+            .map(|y| {
+                let g = std::array::from_fn(|v| [y[2 * v], y[2 * v + 1]]);
+                let f = std::array::from_fn(|k| std::array::from_fn(|v| y[12 + VARS * k + v]));
+                (g, f)
+            })
+            .collect())
+    }
+
+    /// The cell-interior term (`reconstruct::interior`) for each `(u, depth, area, gradients)`.
+    pub fn interior(&self, samples: &[InteriorInput<T>]) -> Result<Vec<[T; VARS]>> {
+        let input: Vec<T> = samples
+            .iter()
+            .flat_map(|(u, d, a, g)| u.iter().copied().chain([*d, *a]).chain(g.iter().flatten().copied()))
+            .collect();
+        let out = self.run("interior", &input, samples.len(), VARS, None)?;
+        Ok(out.chunks_exact(VARS).map(|y| std::array::from_fn(|v| y[v])).collect())
+    }
+
+    /// The second-order flux (`reconstruct::edge_flux`) for each `(fi, fj, ci, cj, n)`.
+    pub fn edge_flux(&self, samples: &[Edge2<T>]) -> Result<Vec<EdgeFlux<T>>> {
+        let input: Vec<T> = samples
+            .iter()
+            .flat_map(|(fi, fj, ci, cj, n)| {
+                side_values(fi)
+                    .into_iter()
+                    .chain(side_values(fj))
+                    .chain(side_values(ci))
+                    .chain(side_values(cj))
+                    .chain(*n)
+            })
+            .collect();
+        let out = self.run("edge_flux", &input, samples.len(), 14, None)?;
+        Ok(out.chunks_exact(14).map(flux_from).collect())
+    }
+
+    /// The second-order boundary flux (`reconstruct::edge_boundary_flux`) of boundary `b` for
+    /// each `(fi, ci, n, t)`.
+    pub fn edge_boundary_flux(&self, b: &Boundary<T>, samples: &[BoundaryEdge2<T>]) -> Result<Vec<EdgeFlux<T>>> {
+        let input: Vec<T> = samples
+            .iter()
+            .flat_map(|(fi, ci, n, t)| side_values(fi).into_iter().chain(side_values(ci)).chain(*n).chain([*t]))
+            .collect();
+        let out = self.run("edge_boundary_flux", &input, samples.len(), 14, Some(b))?;
+        Ok(out.chunks_exact(14).map(flux_from).collect())
+    }
+
+    /// `sizeof` of `Model<T>`, `Boundary<T>`, `Arrays<T>` and `Order2Arrays<T>` as the CUDA
+    /// compiler sees them.
+    pub fn struct_sizes(&self) -> Result<[i64; 4]> {
         let f = self.module.load_function(&format!("probe_sizes_{}", T::SUFFIX))?;
-        let mut out = self.stream.alloc_zeros::<i64>(3)?;
+        let mut out = self.stream.alloc_zeros::<i64>(4)?;
         let mut l = self.stream.launch_builder(&f);
         l.arg(&mut out);
-        // SAFETY: probe_sizes_{T} takes one long long pointer.
+        // SAFETY: probe_sizes_{T} takes one long long pointer and writes four.
         unsafe { l.launch(grid(1)) }?;
         let v = self.stream.clone_dtoh(&out)?;
-        Ok([v[0], v[1], v[2]])
+        Ok([v[0], v[1], v[2], v[3]])
     }
 }

@@ -5,21 +5,29 @@ use anyhow::Result;
 use cudarc::driver::{sys::CUevent_flags, CudaContext, CudaEvent, CudaStream};
 use std::sync::Arc;
 
-/// The kernels a step launches, in the order of [`KernelTiming`]'s arrays.
-pub const KERNELS: [&str; 3] = ["edge", "dt", "update"];
+/// The kernels a step launches, in the order of [`KernelTiming`]'s arrays: the first order's,
+/// then second order's (`order2.rs`: the reconstruction, the edge pass and the two stages'
+/// updates, which move different bytes).
+pub const KERNELS: [&str; 7] = ["edge", "dt", "update", "reconstruct", "edge2", "stage1", "stage2"];
+/// Indices into [`KERNELS`] of second order's kernels.
+pub const RECONSTRUCT: usize = 3;
+pub const EDGE2: usize = 4;
+pub const STAGE1: usize = 5;
+pub const STAGE2: usize = 6;
+const N: usize = KERNELS.len();
 
 pub struct KernelTiming {
     /// (start, end, still to be read) per kernel.
     events: Vec<(CudaEvent, CudaEvent, bool)>,
-    seconds: [f64; 3],
-    launches: [u64; 3],
+    seconds: [f64; N],
+    launches: [u64; N],
 }
 
 impl KernelTiming {
     pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
         let ev = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
-        let events = (0..3).map(|_| Ok((ev()?, ev()?, false))).collect::<Result<Vec<_>>>()?;
-        Ok(KernelTiming { events, seconds: [0.0; 3], launches: [0; 3] })
+        let events = (0..N).map(|_| Ok((ev()?, ev()?, false))).collect::<Result<Vec<_>>>()?;
+        Ok(KernelTiming { events, seconds: [0.0; N], launches: [0; N] })
     }
 
     /// Fold in every kernel whose end event has completed (call after a synchronization).
@@ -50,9 +58,9 @@ impl KernelTiming {
         Ok(())
     }
 
-    /// (name, seconds, launches) per kernel, after a synchronization.
+    /// (name, seconds, launches) per kernel launched, after a synchronization.
     pub fn totals(&mut self) -> Result<Vec<(&'static str, f64, u64)>> {
         self.collect()?;
-        Ok((0..3).map(|k| (KERNELS[k], self.seconds[k], self.launches[k])).collect())
+        Ok((0..N).filter(|&k| self.launches[k] > 0).map(|k| (KERNELS[k], self.seconds[k], self.launches[k])).collect())
     }
 }

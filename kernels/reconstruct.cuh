@@ -1,0 +1,257 @@
+// Second order in space (physics.order = 2): a line-by-line mirror of
+// src/physics/reconstruct.rs (change both together; tests/gpu_probes.rs compares them). The
+// module comment there says what is reconstructed and why; in short: the surface s = d1 + d2,
+// the interface d2 and the velocities, least-squares gradients over the three neighbours
+// (mirror ghosts at the boundary), Barth-Jespersen limiting (a wall's midpoint unbounded), a
+// cell with all gradients zero hands the edges its stored numbers bit for bit (water at rest
+// stays exactly at rest in any precision), and an edge whose reconstructed flux would empty
+// its donor falls back to the flux of the two cells' means.
+#pragma once
+
+#define RC_VARS 6
+// What lies across a slot (Layout::across): a local cell (>= 0), or a boundary ghost.
+#define RC_ACROSS_WALL (-1)
+#define RC_ACROSS_OPEN (-2)
+// presence bits: a layer at least m.thin thick, or at most m.dry_tolerance (absent).
+#define RC_THICK 1
+#define RC_ABSENT 2
+
+// Rust's f32::max / f32::min (a NaN argument loses), which the limiter's bounds use.
+__device__ __forceinline__ float rc_max(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double rc_max(double a, double b) { return fmax(a, b); }
+__device__ __forceinline__ float rc_min(float a, float b) { return fminf(a, b); }
+__device__ __forceinline__ double rc_min(double a, double b) { return fmin(a, b); }
+
+// vars: (s, u1x, u1y, d2, u2x, u2y) from the records (d1, q1x, q1y, H), (d2, q2x, q2y, area);
+// velocities zero where a layer is not above the dry tolerance.
+template <typename T> __device__ __forceinline__ T rc_velocity(const Model<T>& m, T q, T h) {
+    return h > m.dry_tolerance ? q / h : T(0);
+}
+template <typename T>
+__device__ __forceinline__ void rc_vars(const Model<T>& m, const V4<T>& a, const V4<T>& b, T* u) {
+    T h1 = a.x + m.ref_h1, h2 = (b.x + m.ref_interface) + a.w;
+    u[0] = a.x + b.x;
+    u[1] = rc_velocity(m, a.y, h1);
+    u[2] = rc_velocity(m, a.z, h1);
+    u[3] = b.x;
+    u[4] = rc_velocity(m, b.y, h2);
+    u[5] = rc_velocity(m, b.z, h2);
+}
+
+// ghost_vars: the mirror ghost across a boundary slot with outward unit normal n: the cell's
+// own numbers, with the normal velocities reversed at a wall.
+template <typename T> __device__ __forceinline__ void rc_ghost_vars(const T* u, T nx, T ny, bool wall, T* g) {
+#pragma unroll
+    for (int v = 0; v < RC_VARS; ++v) g[v] = u[v];
+    if (wall) {
+#pragma unroll
+        for (int k = 1; k <= 4; k += 3) {
+            T qn = u[k] * nx + u[k + 1] * ny;
+            T two = T(2);
+            g[k] = u[k] - two * qn * nx;
+            g[k + 1] = u[k + 1] - two * qn * ny;
+        }
+    }
+}
+
+// presence: RC_THICK, RC_ABSENT or 0 (a film in between) per layer.
+template <typename T> __device__ __forceinline__ int rc_presence_of(const Model<T>& m, T h) {
+    if (h >= m.thin) return RC_THICK;
+    if (h <= m.dry_tolerance) return RC_ABSENT;
+    return 0;
+}
+template <typename T>
+__device__ __forceinline__ void rc_presence(const Model<T>& m, const V4<T>& a, const V4<T>& b, int* layers) {
+    layers[0] = rc_presence_of(m, a.x + m.ref_h1);
+    layers[1] = rc_presence_of(m, (b.x + m.ref_interface) + a.w);
+}
+
+// at: the linear function with centre value u and gradient g at offset r.
+template <typename T> __device__ __forceinline__ T rc_at(T u, const T* g, const T* r) {
+    return u + (g[0] * r[0] + g[1] * r[1]);
+}
+
+// face: the stored numbers (d1, q1x, q1y, d2, q2x, q2y) at the midpoint at offset r: the
+// cell's own where every gradient is zero (bit for bit), else the reconstruction.
+template <typename T>
+__device__ __forceinline__ void rc_face(const Model<T>& m, const T* stored, const T* u, const T (*g)[2], const T* r,
+                                        T depth, T* out) {
+    bool flat = true;
+#pragma unroll
+    for (int v = 0; v < RC_VARS; ++v) flat = flat && g[v][0] == T(0) && g[v][1] == T(0);
+    if (flat) {
+#pragma unroll
+        for (int v = 0; v < RC_VARS; ++v) out[v] = stored[v];
+        return;
+    }
+    T d2 = rc_at(u[3], g[3], r);
+    // The same gradient for the surface and the interface: layer 1's thickness is flat in the
+    // cell and keeps its stored number.
+    T d1 = (g[0][0] == g[3][0] && g[0][1] == g[3][1]) ? stored[0] : rc_at(u[0], g[0], r) - d2;
+    T h1 = d1 + m.ref_h1, h2 = (d2 + m.ref_interface) + depth;
+    out[0] = d1;
+    out[1] = h1 * rc_at(u[1], g[1], r);
+    out[2] = h1 * rc_at(u[2], g[2], r);
+    out[3] = d2;
+    out[4] = h2 * rc_at(u[4], g[4], r);
+    out[5] = h2 * rc_at(u[5], g[5], r);
+}
+
+// limited_gradients: from the cell's numbers u over depth `depth`, its neighbours' nb (ghosts
+// formed), the presence bits and-ed over them, the stencil's weights w and midpoint offsets r,
+// and which slots are walls. Zero where the cell stays first order.
+template <typename T>
+__device__ __forceinline__ void rc_limited_gradients(const Model<T>& m, const T* u, T depth, const T (*nb)[RC_VARS],
+                                                     const int* layers, const T (*w)[2], const T (*r)[2],
+                                                     const bool* walls, T (*g)[2]) {
+#pragma unroll
+    for (int v = 0; v < RC_VARS; ++v) g[v][0] = g[v][1] = T(0);
+    bool thick[2] = {(layers[0] & RC_THICK) != 0, (layers[1] & RC_THICK) != 0};
+    bool absent[2] = {(layers[0] & RC_ABSENT) != 0, (layers[1] & RC_ABSENT) != 0};
+    // Both thick, or one thick and the other absent.
+    if (!((thick[0] || absent[0]) && (thick[1] || absent[1]) && (thick[0] || thick[1]))) return;
+#pragma unroll
+    for (int v = 0; v < RC_VARS; ++v) {
+        // The variables of a thick layer only.
+        if (!thick[v / 3]) continue;
+        T gx = T(0), gy = T(0);
+        T hi = u[v], lo = u[v];
+#pragma unroll
+        for (int k = 0; k < 3; ++k) {
+            T du = nb[k][v] - u[v];
+            gx = gx + w[k][0] * du;
+            gy = gy + w[k][1] * du;
+            hi = rc_max(hi, nb[k][v]);
+            lo = rc_min(lo, nb[k][v]);
+        }
+        // Barth-Jespersen: the largest phi <= 1 keeping every midpoint within [lo, hi], but a
+        // wall's.
+        T phi = T(1);
+#pragma unroll
+        for (int k = 0; k < 3; ++k) {
+            if (walls[k]) continue;
+            T delta = gx * r[k][0] + gy * r[k][1];
+            if (delta > T(0)) {
+                phi = rc_min(phi, (hi - u[v]) / delta);
+            } else if (delta < T(0)) {
+                phi = rc_min(phi, (lo - u[v]) / delta);
+            }
+        }
+        g[v][0] = phi * gx;
+        g[v][1] = phi * gy;
+    }
+    if (absent[0]) {
+        // Layer 1 absent: the surface lies on the interface.
+        g[0][0] = g[3][0];
+        g[0][1] = g[3][1];
+    }
+    // A thick layer's thicknesses at the midpoints: at least `thin`, or first order.
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        T d2 = rc_at(u[3], g[3], r[k]);
+        T h1 = (rc_at(u[0], g[0], r[k]) - d2) + m.ref_h1;
+        T h2 = (d2 + m.ref_interface) + depth;
+        if (!((absent[0] || h1 >= m.thin) && (absent[1] || h2 >= m.thin))) {
+#pragma unroll
+            for (int v = 0; v < RC_VARS; ++v) g[v][0] = g[v][1] = T(0);
+            return;
+        }
+    }
+}
+
+// cell: one cell's limited gradients and its stored numbers at its three edge midpoints, from
+// its records a, b, what lies across each slot (across[k]) with that cell's records in
+// na[k], nb[k] (read only where across[k] >= 0), its stencil (w, r; ln, the outward normal
+// times the length, read only at boundary slots).
+template <typename T>
+__device__ __forceinline__ void rc_cell(const Model<T>& m, const V4<T>& a, const V4<T>& b, const int* across,
+                                        const V4<T>* na, const V4<T>* nb, const T (*w)[2], const T (*r)[2],
+                                        const V2<T>* ln, T (*g)[2], T (*faces)[RC_VARS]) {
+    T u[RC_VARS];
+    rc_vars(m, a, b, u);
+    T stored[RC_VARS] = {a.x, a.y, a.z, b.x, b.y, b.z};
+    T depth = a.w;
+    int layers[2];
+    rc_presence(m, a, b, layers);
+    T around[3][RC_VARS];
+    bool walls[3];
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        if (across[k] >= 0) {
+            rc_vars(m, na[k], nb[k], around[k]);
+            int p[2];
+            rc_presence(m, na[k], nb[k], p);
+            layers[0] &= p[0];
+            layers[1] &= p[1];
+        } else {
+            T len = rt_sqrt(ln[k].x * ln[k].x + ln[k].y * ln[k].y);
+            rc_ghost_vars(u, ln[k].x / len, ln[k].y / len, across[k] == RC_ACROSS_WALL, around[k]);
+        }
+        walls[k] = across[k] == RC_ACROSS_WALL;
+    }
+    rc_limited_gradients(m, u, depth, around, layers, w, r, walls, g);
+#pragma unroll
+    for (int k = 0; k < 3; ++k) rc_face(m, stored, u, g, r[k], depth, faces[k]);
+}
+
+// interior: the cell-interior term (0, layer-1 momentum x, y, 0, layer-2 momentum x, y), from
+// the cell's numbers u (only u[0] = s and u[3] = d2 are read), depth, area and gradients.
+template <typename T> __device__ __forceinline__ T rc_present(const Model<T>& m, T h) {
+    return h > m.dry_tolerance ? h : T(0);
+}
+template <typename T>
+__device__ __forceinline__ void rc_interior(const Model<T>& m, const T* u, T depth, T area, const T (*g)[2], T* out) {
+    const T grav = m.g, r = m.r;
+    // An absent layer feels no force.
+    T h1 = rc_present(m, (u[0] - u[3]) + m.ref_h1);
+    T h2 = rc_present(m, (u[3] + m.ref_interface) + depth);
+#pragma unroll
+    for (int v = 0; v < RC_VARS; ++v) out[v] = T(0);
+#pragma unroll
+    for (int x = 0; x < 2; ++x) {
+        T eta1 = g[0][x];
+        T eta2 = g[3][x] + r * (g[0][x] - g[3][x]);
+        out[1 + x] = area * (grav * h1 * eta1);
+        out[4 + x] = area * (grav * h2 * eta2);
+    }
+}
+
+// escapes: whether a layer's mass flux takes more out of its donor than cap times its mean.
+template <typename T> __device__ __forceinline__ bool rc_escapes(T cap, T mass, T hi, T hj) {
+    return mass > cap * hi || -mass > cap * hj;
+}
+
+// edge_flux: numerical_flux between the reconstructed edge values fi, fj, or between the
+// cells' means where that would take more of a layer out of its donor than speed/2 times the
+// donor's mean thickness. The means' thicknesses (h1i = side_h1(ci), ...) decide; the means
+// themselves are asked of ci() and cj() only then, so that the edge kernel reads them from
+// memory only on that rare fallback. One flux evaluation in a loop of at most two passes:
+// the flux is inlined once.
+template <typename T, typename Ci, typename Cj>
+__device__ __forceinline__ EdgeFlux<T> rc_edge_flux(const Model<T>& m, const Side<T>& fi, const Side<T>& fj, T h1i,
+                                                    T h2i, T h1j, T h2j, Ci ci, Cj cj, T nx, T ny) {
+    Side<T> a = fi, b = fj;
+#pragma unroll 1
+    for (int pass = 0;; ++pass) {
+        EdgeFlux<T> f = numerical_flux(m, a, b, nx, ny);
+        T cap = T(0.5) * f.speed;
+        if (pass == 1 || !(rc_escapes(cap, f.i[0], h1i, h1j) || rc_escapes(cap, f.i[3], h2i, h2j))) return f;
+        a = ci();
+        b = cj();
+    }
+}
+
+// edge_boundary_flux: the same across a boundary edge, only the outflow from the cell checked.
+template <typename T, typename Ci>
+__device__ __forceinline__ EdgeFlux<T> rc_edge_boundary_flux(const Model<T>& m, const Boundary<T>& bd,
+                                                             const Side<T>& fi, T h1i, T h2i, Ci ci, T nx, T ny,
+                                                             T t) {
+    Side<T> a = fi;
+#pragma unroll 1
+    for (int pass = 0;; ++pass) {
+        EdgeFlux<T> f = boundary_flux(m, bd, a, nx, ny, t);
+        T cap = T(0.5) * f.speed;
+        if (pass == 1 || !(f.i[0] > cap * h1i || f.i[3] > cap * h2i)) return f;
+        a = ci();
+    }
+}

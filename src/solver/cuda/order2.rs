@@ -1,0 +1,199 @@
+//! Second order on the GPU (`physics.order = 2`, issue 21): the arrays of `kernels/order2.cu`,
+//! their upload, and the backend's order-2 phases. Host-driven only: the step loop takes the
+//! device-resident loop at order 1 only (`stepper.rs`), and a GPU-to-GPU halo exchange is
+//! declined (on several ranks the states of the receive block's two rings go through the host,
+//! `Halo::edge_pass_order2`, and each rank reconstructs its first ring itself).
+//!
+//! The kernels mirror `CpuBackend` at order 2 (`solver/cpu.rs`): the same buffer sets (stage
+//! 1 writes W* over the other set and the sets swap; stage 2 reads the step's start from the
+//! other set and writes W_{n+1} over it), the same accumulators, the same cells reconstructed
+//! (`layout::reconstruction_sets`). The device layout and its bytes are explained in
+//! `order2.cu`.
+
+use super::launch::{address, grid, CudaReal};
+use super::{timing, CudaBackend};
+use crate::solver::backend::{Cells, StepContext};
+use crate::solver::layout::{reconstruction_sets, Layout, INNER, OUTER};
+use anyhow::{bail, Context, Result};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, PushKernelArg};
+use std::ops::Range;
+
+/// `Order2Arrays<T>` of `kernels/order2.cu`: device pointers, passed by value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Order2Device {
+    pub faces: u64,
+    pub interior: u64,
+    pub across: u64,
+    pub wr: u64,
+    pub ln: u64,
+    pub depth: u64,
+    pub recon: u64,
+    pub n_cells: i64,
+}
+// SAFETY: #[repr(C)], integers only, mirrored in kernels/order2.cu.
+unsafe impl DeviceRepr for Order2Device {}
+
+/// What second order adds to the backend (`CudaBackend::with_order`).
+pub struct Order2<T> {
+    reconstruct_fn: CudaFunction,
+    edge_fn: CudaFunction,
+    update_fn: CudaFunction,
+    /// Six float4 records per cell: `[6 cell + 2 slot + layer]` (`order2.cu`).
+    faces: CudaSlice<T>,
+    /// The cell-interior terms, a float4 each.
+    interior: CudaSlice<T>,
+    /// `Layout::across`, three ints per cell.
+    across: CudaSlice<i32>,
+    /// The stencils: `(w, r)` as a float4 and `ln` as a float2 per slot, slot-major.
+    wr: CudaSlice<T>,
+    ln: CudaSlice<T>,
+    /// Every cell's depth (constant), for the edge kernel.
+    depth: CudaSlice<T>,
+    /// Which reconstruction covers each cell (`layout::reconstruction_sets`), and where the
+    /// outer ones lie.
+    recon: CudaSlice<u8>,
+    outer: Range<usize>,
+    /// Edges that read only inner cells (`Layout::n_inner_edges`).
+    pub n_inner_edges: usize,
+}
+
+impl<T: CudaReal> Order2<T> {
+    fn device(&self, s: &CudaStream) -> Order2Device {
+        Order2Device {
+            faces: address(&self.faces, s),
+            interior: address(&self.interior, s),
+            across: address(&self.across, s),
+            wr: address(&self.wr, s),
+            ln: address(&self.ln, s),
+            depth: address(&self.depth, s),
+            recon: address(&self.recon, s),
+            n_cells: self.depth.len() as i64 - 1,
+        }
+    }
+}
+
+impl<T: CudaReal> CudaBackend<T> {
+    /// The backend at order `order` (`physics.order`: 1 or 2), for the layout `lay` it was made
+    /// from (second order uploads its neighbours across each slot and its stencils).
+    pub fn with_order(mut self, order: u32, lay: &Layout<T>) -> Result<Self> {
+        match order {
+            1 => Ok(self),
+            2 => {
+                self.order2 = Some(self.order2_arrays(lay)?);
+                Ok(self)
+            }
+            _ => bail!("physics.order: expected 1 or 2, found {order}"),
+        }
+    }
+
+    fn order2_arrays(&self, lay: &Layout<T>) -> Result<Order2<T>> {
+        let (n, cells) = (self.n_owned, self.n_cells);
+        if lay.num_cells() != cells || lay.n_owned != n || lay.across.len() != cells || lay.stencil.len() != cells {
+            bail!(
+                "second order on {}: a layout of {} cells ({} owned, {} stencils) for a backend of {cells} ({n} owned)",
+                self.device,
+                lay.num_cells(),
+                lay.n_owned,
+                lay.stencil.len()
+            );
+        }
+        let f = |op: &str| {
+            self.module
+                .load_function(&format!("{op}_{}", T::SUFFIX))
+                .with_context(|| format!("kernel {op}_{} missing", T::SUFFIX))
+        };
+        // Every local cell's: on several ranks the receive block's first ring is reconstructed
+        // here too. At least one element each: no allocation may be empty.
+        let (recon, outer) = reconstruction_sets(lay)?;
+        let all = cells.max(1);
+        let mut across = vec![0i32; 3 * all];
+        let mut wr = vec![T::zero(); 12 * all];
+        let mut ln = vec![T::zero(); 6 * all];
+        for c in 0..cells {
+            across[3 * c..3 * c + 3].copy_from_slice(&lay.across[c]);
+            let st = &lay.stencil[c];
+            for k in 0..3 {
+                let at = k * cells + c;
+                wr[4 * at..4 * at + 4].copy_from_slice(&[st.w[k][0], st.w[k][1], st.r[k][0], st.r[k][1]]);
+                ln[2 * at..2 * at + 2].copy_from_slice(&st.ln[k]);
+            }
+        }
+        // One more word than the cells: never empty (and `Order2Device::n_cells` from it).
+        let depth: Vec<T> = lay.v1.iter().map(|r| r[3]).chain(std::iter::once(T::zero())).collect();
+        let s = &self.stream;
+        let up = |what: &str, e: DriverError| anyhow::anyhow!("cannot upload {what} to {}: {e}", self.device);
+        let o = Order2 {
+            reconstruct_fn: f("reconstruct")?,
+            edge_fn: f("edge2")?,
+            update_fn: f("update2")?,
+            faces: s.alloc_zeros::<T>(24 * all).map_err(|e| up("the edge values", e))?,
+            interior: s.alloc_zeros::<T>(4 * all).map_err(|e| up("the cell-interior terms", e))?,
+            across: s.clone_htod(&across).map_err(|e| up("the neighbours", e))?,
+            wr: s.clone_htod(&wr).map_err(|e| up("the stencils", e))?,
+            ln: s.clone_htod(&ln).map_err(|e| up("the stencils", e))?,
+            depth: s.clone_htod(&depth).map_err(|e| up("the depths", e))?,
+            recon: s.clone_htod(&if recon.is_empty() { vec![0] } else { recon }).map_err(|e| up("the cell sets", e))?,
+            outer,
+            n_inner_edges: lay.n_inner_edges,
+        };
+        s.synchronize()?;
+        Ok(o)
+    }
+
+    fn order2(&self) -> &Order2<T> {
+        self.order2.as_ref().expect("second order set up by with_order")
+    }
+
+    /// The reconstruction of the cells `cells` covers (`reconstruct_{T}` over a range of
+    /// cells, each thread skipping a cell outside the set).
+    pub(super) fn order2_reconstruct(&mut self, cells: Cells) -> Result<()> {
+        let (range, want) = match cells {
+            Cells::All => (0..self.n_cells, INNER | OUTER),
+            Cells::Inner(r) => (r.start.min(self.n_owned)..r.end.min(self.n_owned), INNER),
+            Cells::Outer => (self.order2().outer.clone(), OUTER),
+        };
+        if range.is_empty() {
+            return Ok(());
+        }
+        let (a, o, m) = (self.arrays(), self.order2().device(&self.stream), self.model);
+        let (b, e, w) = (range.start as i32, range.end as i32, i32::from(want));
+        self.launch(timing::RECONSTRUCT, |s| {
+            let mut l = s.stream.launch_builder(&s.order2().reconstruct_fn);
+            l.arg(&a).arg(&o).arg(&m).arg(&b).arg(&e).arg(&w);
+            // SAFETY: the arguments of reconstruct_{f32,f64} in kernels/order2.cu, in order.
+            unsafe { l.launch(grid(range.len())) }.map(|_| ())
+        })
+    }
+
+    /// The edge pass over `edges` at time `t`, between the cells' reconstructed edge values.
+    pub(super) fn order2_edges(&mut self, edges: Range<usize>, t: f64) -> Result<()> {
+        let (a, o, m, t) = (self.arrays(), self.order2().device(&self.stream), self.model, T::c(t));
+        let (b, e) = (edges.start as i32, edges.end as i32);
+        self.launch(timing::EDGE2, |s| {
+            let mut l = s.stream.launch_builder(&s.order2().edge_fn);
+            l.arg(&a).arg(&o).arg(&m).arg(&b).arg(&e).arg(&t);
+            // SAFETY: the arguments of edge2_{f32,f64} in kernels/order2.cu, in order.
+            unsafe { l.launch(grid(edges.len())) }.map(|_| ())
+        })
+    }
+
+    /// A stage's update (`CpuBackend::stage_update` at order 2): the first (`second` false,
+    /// `Backend::update`) or the second; then the buffer sets swap.
+    pub(super) fn order2_update(&mut self, step: StepContext, second: bool) -> Result<()> {
+        let (a, o, m, dt) = (self.arrays(), self.order2().device(&self.stream), self.model, T::c(step.dt));
+        // Heun's average of the two stages' boundary fluxes: half the step each (as the CPU).
+        self.launch_budget(0.5 * dt.f64())?;
+        let (k, flag) = if second { (timing::STAGE2, 1i32) } else { (timing::STAGE1, 0i32) };
+        self.launch(k, |s| {
+            let mut l = s.stream.launch_builder(&s.order2().update_fn);
+            l.arg(&a).arg(&o).arg(&m).arg(&dt).arg(&flag);
+            // SAFETY: the arguments of update2_{f32,f64} in kernels/order2.cu, in order.
+            unsafe { l.launch(grid(s.n_owned)) }.map(|_| ())
+        })?;
+        std::mem::swap(&mut self.v1, &mut self.o1);
+        std::mem::swap(&mut self.v2, &mut self.o2);
+        std::mem::swap(&mut self.lo, &mut self.olo);
+        Ok(())
+    }
+}

@@ -1,0 +1,67 @@
+// The order-2 kernels of kernels/order2.cu (and the time step of solver.cu) run on the host,
+// one thread after another, over a layout that tests/kernels_host.rs writes into a
+// directory: `steps DIR f32|f64 STEPS GAMMA` takes STEPS second-order steps as
+// src/solver/cuda/order2.rs launches them (reconstruct, edge2, dt at the first stage, update2,
+// the buffer sets swapped after each stage) and writes the state, the time steps, the flags,
+// and the edge values of a reconstruction of the final state.
+#include "prelude.h"
+#include "kernels.cu"
+template <class T> std::vector<T> readv(const std::string& p) { FILE* f = fopen(p.c_str(), "rb"); fseek(f, 0, SEEK_END); long s = ftell(f); fseek(f, 0, SEEK_SET); std::vector<T> v(s / sizeof(T) + 1); fread(v.data(), 1, s, f); fclose(f); v.resize(s / sizeof(T)); return v; }
+template <class T> void writev(const std::string& p, const std::vector<T>& v) { FILE* f = fopen(p.c_str(), "wb"); fwrite(v.data(), sizeof(T), v.size(), f); fclose(f); }
+template <class T, class K> void each(int n, K k) { blockDim.x = 1; threadIdx.x = 0; for (int i = 0; i < n; ++i) { blockIdx.x = i; k(); } }
+template <class T> void run(const std::string& d, int steps, double gamma,
+                            void (*rec)(Arrays<T>, Order2Arrays<T>, Model<T>, int, int, int),
+                            void (*edge)(Arrays<T>, Order2Arrays<T>, Model<T>, int, int, T),
+                            void (*dtk)(Arrays<T>, T),
+                            void (*upd)(Arrays<T>, Order2Arrays<T>, Model<T>, T, int)) {
+    auto hdr = readv<long long>(d + "/hdr.bin");
+    int nc = hdr[0], no = hdr[1], ne = hdr[2];
+    auto mb = readv<char>(d + "/model.bin");
+    Model<T> m; memcpy(&m, mb.data(), sizeof(m));
+    auto v1 = readv<T>(d + "/v1.bin"), v2 = readv<T>(d + "/v2.bin"), lo = readv<T>(d + "/lo.bin");
+    auto o1 = v1, o2 = v2, olo = lo;
+    auto ec = readv<int>(d + "/ecells.bin"); auto en = readv<T>(d + "/enormal.bin");
+    auto bb = readv<char>(d + "/boundaries.bin");
+    std::vector<Boundary<T>> bnd(bb.size() / sizeof(Boundary<T>)); memcpy(bnd.data(), bb.data(), bb.size());
+    auto across = readv<int>(d + "/across.bin"); auto wr = readv<T>(d + "/wr.bin"); auto ln = readv<T>(d + "/ln.bin"); auto depth = readv<T>(d + "/depth.bin");
+    auto recon = readv<unsigned char>(d + "/recon.bin");
+    std::vector<T> acc(24 * (size_t)nc, T(0)), faces(24 * (size_t)nc, T(0)), interior(4 * (size_t)(nc > 0 ? nc : 1), T(0)), cor(1, T(0));
+    unsigned long long scratch[3] = {~0ull, 0, 0};
+    double t = 0;
+    std::vector<double> dts;
+    for (int s = 0; s < steps; ++s) {
+        for (int stage = 0; stage < 2; ++stage) {
+            Arrays<T> a = {(V4<T>*)v1.data(), (V4<T>*)v2.data(), (V4<T>*)o1.data(), (V4<T>*)o2.data(), (V2<T>*)lo.data(), (V2<T>*)olo.data(),
+                           (int4*)ec.data(), (V2<T>*)en.data(), (V4<T>*)acc.data(), bnd.data(), scratch, nc, no, 0, cor.data()};
+            Order2Arrays<T> o = {(V4<T>*)faces.data(), (V4<T>*)interior.data(), across.data(), (V4<T>*)wr.data(), (V2<T>*)ln.data(), depth.data(), recon.data(), nc};
+            each<T>(nc, [&] { rec(a, o, m, 0, nc, 3); });
+            double te = stage == 0 ? t : t + dts.back();
+            each<T>(ne, [&] { edge(a, o, m, 0, ne, (T)te); });
+            if (stage == 0) {
+                each<T>(no, [&] { dtk(a, (T)(2.0 * gamma)); });
+                T dtv; if (sizeof(T) == 4) { unsigned u = (unsigned)scratch[0]; memcpy(&dtv, &u, 4); } else { memcpy(&dtv, &scratch[0], 8); }
+                dts.push_back((double)dtv);
+            }
+            each<T>(no, [&] { upd(a, o, m, (T)dts.back(), stage); });
+            std::swap(v1, o1); std::swap(v2, o2); std::swap(lo, olo);
+        }
+        t += dts.back();
+    }
+    {
+        // The edge values of a reconstruction of the final state.
+        Arrays<T> a = {(V4<T>*)v1.data(), (V4<T>*)v2.data(), (V4<T>*)o1.data(), (V4<T>*)o2.data(), (V2<T>*)lo.data(), (V2<T>*)olo.data(),
+                       (int4*)ec.data(), (V2<T>*)en.data(), (V4<T>*)acc.data(), bnd.data(), scratch, nc, no, 0, cor.data()};
+        Order2Arrays<T> o = {(V4<T>*)faces.data(), (V4<T>*)interior.data(), across.data(), (V4<T>*)wr.data(), (V2<T>*)ln.data(), depth.data(), recon.data(), nc};
+        each<T>(nc, [&] { rec(a, o, m, 0, nc, 3); });
+        writev(d + "/out_faces.bin", faces);
+    }
+    writev(d + "/out_v1.bin", v1); writev(d + "/out_v2.bin", v2); writev(d + "/out_lo.bin", lo);
+    writev(d + "/out_prev_v1.bin", o1);
+    writev(d + "/out_dt.bin", dts);
+    unsigned long long hs[2] = {scratch[1], scratch[2]}; FILE* f = fopen((d + "/out_scratch.bin").c_str(), "wb"); fwrite(hs, 8, 2, f); fclose(f);
+}
+int main(int argc, char** argv) {
+    std::string d = argv[1], p = argv[2]; int steps = atoi(argv[3]); double gamma = atof(argv[4]);
+    if (p == "f32") run<float>(d, steps, gamma, reconstruct_f32, edge2_f32, dt_f32, update2_f32);
+    else run<double>(d, steps, gamma, reconstruct_f64, edge2_f64, dt_f64, update2_f64);
+}
