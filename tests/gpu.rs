@@ -667,13 +667,17 @@ fn rest_order2<T: CudaReal>() {
         let mut b =
             CudaBackend::new(Model::<T>::new(&s.physics).unwrap(), &lay, 0).unwrap().with_order(2, &lay).unwrap();
         let before = b.stored_state().unwrap();
+        // The thicknesses as the run holds them at the start: float32 cannot hold the
+        // scenario's float64 ones exactly (2^-48 m off where a layer is absent over an island),
+        // on the CPU as on the GPU, so the run is compared with its own start.
+        let start = b.state().unwrap();
         step_loop(&mut b, &Single, &common::plan(&s, Some(300)), &mut |_, _| Ok(())).unwrap();
         let after = b.stored_state().unwrap();
         let changed: Vec<usize> = (0..before.len()).filter(|&c| before[c] != after[c]).collect();
         for &c in changed.iter().take(5) {
             eprintln!("{}: {name}: cell {c} (depth {}) stored {:?} -> {:?}", T::NAME, depth[c], before[c], after[c]);
         }
-        let (cpu, gpu, start, area, _, fg) = run_both::<T>(&s, 300);
+        let (cpu, gpu, _, area, _, fg) = run_both::<T>(&s, 300);
         let u = max_speed(&gpu);
         let dh = start.iter().zip(&gpu).map(|(a, b)| (a.h1 - b.h1).abs().max((a.h2 - b.h2).abs())).fold(0.0, f64::max);
         let absent = start.iter().filter(|c| c.h2 == 0.0 || c.h1 == 0.0).count();

@@ -11,6 +11,8 @@
 #
 #   tools/multi-gpu-check.sh [PYCNO]      (default: target/release/pycno)
 #
+# MGPU_CELLS: the mesh sizes of the bit-for-bit loop (default "64052 1001898").
+#
 # Exits non-zero on any failure; prints one line per check and a closing
 # "N passed, N failed" line.
 set -uo pipefail
@@ -57,7 +59,7 @@ sys.exit(0 if all(abs(b[k] / a[k] - 1) < 1e-12 for k in ("mass_layer1_end", "mas
 ranks=(2)
 [ "$GPUS" -gt 2 ] && ranks+=("$GPUS")
 for prec in f32 f64; do
-    for cells in 64052 1001898; do
+    for cells in ${MGPU_CELLS:-64052 1001898}; do
         one="$W/one_${prec}_$cells"
         "$PYCNO" run --cells "$cells" --t-end 0.1 --backend cuda --precision "$prec" --no-vtk -q --out "$one" ||
             { echo "FAIL  one GPU $prec $cells cells: run failed"; fail=$((fail + 1)); continue; }

@@ -3,7 +3,8 @@
 # 3 MPI ranks sharing GPU 0 equal 1 rank bit for bit (the order-independent state checksum of
 # stats.json, and the step count), in float32 and float64, on the paper's dam break and on a
 # lock exchange with dry cells (the quiet edges and the positivity fallback across the halo:
-# states and reconstructed edge values both go through the host); a run killed (SIGKILL)
+# the states of the receive block's two rings go through the host, and each rank reconstructs
+# its first ring itself); a run killed (SIGKILL)
 # restarts from its checkpoint to the uninterrupted result bit for bit, on 1 rank and on 3;
 # each layer's mass is conserved.
 #
