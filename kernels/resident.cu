@@ -48,7 +48,7 @@ __device__ __forceinline__ void pdl_wait() {
 // then overlaps this one instead of following it. Called after this kernel's own pdl_wait, so
 // that at most two kernels are in flight (called first, every kernel of a graph would be
 // scheduled at once). On larger meshes the waiting blocks take room this kernel's later waves
-// need (64222 cells: 65% slower; BENCHMARKS.md, issue 20), so the host asks for it by size.
+// need (64222 cells: 1.5% slower; BENCHMARKS.md, issue 20), so the host asks for it by size.
 __device__ __forceinline__ void pdl_trigger(int early) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (early) asm volatile("griddepcontrol.launch_dependents;" :::);

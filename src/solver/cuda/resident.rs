@@ -113,11 +113,11 @@ fn nccl_in_graphs() -> bool {
 /// times over, few enough that counting them is cheap.
 const DT_BLOCKS: u32 = 1024;
 
-/// Owned cells up to which each resident kernel lets the next be scheduled at its start
+/// Owned cells up to which each resident kernel lets the next be scheduled after its own wait
 /// (`pdl_trigger` in `kernels/resident.cu`; `PYCNO_PDL_EARLY_CELLS` to try others): on an
-/// H200 it gains about 5% at 4040 and 15736 cells, where a step is a few microseconds of
-/// latency, and costs 65% at 64222, where the waiting blocks take room the running kernel's
-/// later waves need (BENCHMARKS.md, issue 20).
+/// H200 it gains 10-12% at 4040 and 15736 cells, where a step is a chain of a few microseconds
+/// of latency, and costs 1.5% at 64222 cells, where the waiting blocks take room the running
+/// kernel's later waves need (BENCHMARKS.md, issue 20).
 const PDL_EARLY_CELLS: usize = 16384;
 
 fn cells_from_env(var: &str, default: usize) -> usize {
