@@ -1,6 +1,7 @@
 //! What the step loop asks of a backend. The CPU backend and the CUDA backend implement it
 //! over the same data layout; the loop, the exchange and the output never see physics.
 
+use super::layout::{INNER, OUTER};
 use crate::physics::extremes::{Arrival, WIDTH};
 use crate::physics::{CellState, StoredCell};
 use anyhow::{bail, Result};
@@ -79,6 +80,19 @@ pub enum Cells {
     /// The cells of `All` that `Inner` leaves out: the owned cells beside the receive block
     /// and the receive block's first ring, once the halo has arrived.
     Outer,
+}
+
+impl Cells {
+    /// The local cells to go over and the `layout::reconstruction_sets` bits a cell among them
+    /// must have to be reconstructed, for a layout of `n_cells` cells, `n_owned` owned, whose
+    /// outer cells lie among `outer` (both backends' reconstructions take their cells so).
+    pub fn span(&self, n_cells: usize, n_owned: usize, outer: &Range<usize>) -> (Range<usize>, u8) {
+        match self {
+            Cells::All => (0..n_cells, INNER | OUTER),
+            Cells::Inner(r) => (r.start.min(n_owned)..r.end.min(n_owned), INNER),
+            Cells::Outer => (outer.clone(), OUTER),
+        }
+    }
 }
 
 pub trait Backend: Send {

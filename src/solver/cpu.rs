@@ -2,7 +2,7 @@
 //! rayon. Each edge writes its own accumulator slots, so threads never share a word.
 
 use super::backend::{Backend, Cells, Health, StepContext};
-use super::layout::{add_to_budget, budget_per_entry, reconstruction_sets, Layout, BOUNDARY, INNER, OUTER};
+use super::layout::{add_to_budget, budget_per_entry, reconstruction_sets, Layout, BOUNDARY};
 use crate::physics::extremes::{self, Arrival, WIDTH};
 use crate::physics::reconstruct::{self, edge_boundary_flux, edge_flux, VARS};
 use crate::physics::{
@@ -352,11 +352,7 @@ impl<T: Real> Backend for CpuBackend<T> {
         }
         let m = self.model;
         let lay = &self.lay;
-        let (want, range) = match cells {
-            Cells::All => (INNER | OUTER, 0..lay.num_cells()),
-            Cells::Inner(r) => (INNER, r.start.min(lay.n_owned)..r.end.min(lay.n_owned)),
-            Cells::Outer => (OUTER, self.outer.clone()),
-        };
+        let (range, want) = cells.span(lay.num_cells(), lay.n_owned, &self.outer);
         let recon = &self.recon;
         let [f1, f2] = &mut self.faces;
         let at = range.start;

@@ -530,7 +530,7 @@ pub fn simulate(
     // The halo's path, once the observers are known: NCCL pays off in the device-resident
     // loop; with the host driving every step (gauges, max maps, step-counted checkpoints,
     // open boundaries, kernel timing, second order) the host-staged exchange is faster
-    // (BENCHMARKS.md); second order exchanges through the host only (its edge values too).
+    // (BENCHMARKS.md); second order exchanges through the host only.
     let resident = !opts.kernel_timing
         && s.physics.order == 1
         && default_device_steps() > 1

@@ -464,7 +464,7 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
     ) -> Result<std::result::Result<String, String>> {
         use super::exchange::GpuExchange;
         if self.order2.is_some() {
-            return Ok(Err("second order (physics.order = 2) exchanges the states and the reconstructed edge values through the host at each stage".into()));
+            return Ok(Err("second order (physics.order = 2) exchanges the states of the receive block's two rings through the host at each stage".into()));
         }
         // The GPUs' own stores first (fewer cross-GPU handshakes a step), then NCCL.
         if matches!(engine, GpuExchange::Auto | GpuExchange::Ipc) {

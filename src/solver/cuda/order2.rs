@@ -13,7 +13,7 @@
 use super::launch::{address, grid, CudaReal};
 use super::{timing, CudaBackend};
 use crate::solver::backend::{Cells, StepContext};
-use crate::solver::layout::{reconstruction_sets, Layout, INNER, OUTER};
+use crate::solver::layout::{reconstruction_sets, Layout};
 use anyhow::{bail, Context, Result};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, PushKernelArg};
 use std::ops::Range;
@@ -148,11 +148,7 @@ impl<T: CudaReal> CudaBackend<T> {
     /// The reconstruction of the cells `cells` covers (`reconstruct_{T}` over a range of
     /// cells, each thread skipping a cell outside the set).
     pub(super) fn order2_reconstruct(&mut self, cells: Cells) -> Result<()> {
-        let (range, want) = match cells {
-            Cells::All => (0..self.n_cells, INNER | OUTER),
-            Cells::Inner(r) => (r.start.min(self.n_owned)..r.end.min(self.n_owned), INNER),
-            Cells::Outer => (self.order2().outer.clone(), OUTER),
-        };
+        let (range, want) = cells.span(self.n_cells, self.n_owned, &self.order2().outer);
         if range.is_empty() {
             return Ok(());
         }
