@@ -176,3 +176,49 @@ __device__ __forceinline__ bool update_step(const Arrays<T>& a, const Model<T>& 
 
 PYCNO_RESIDENT(float, f32)
 PYCNO_RESIDENT(double, f64)
+
+// Second order (physics.order = 2, order2.cu), one GPU: a step is two stages of the host
+// loop's order-2 step (stepper.rs), each a reconstruction, an edge pass and an update, with
+// the time step between the first stage's edge pass and its update (dt_resident above). The
+// first stage's reconstruction and edges run while the batch runs (stop == 0), as the first
+// order's edge pass; its update and the whole second stage only if the step was taken (its
+// time step chosen: steps == k + 1), as the host takes the second stage only after the first
+// stage's update. The second stage's edges are at the stage's time t + dt, in float64 as on
+// the host. Each kernel calls order2.cu's function as the host-driven kernel does.
+__device__ __forceinline__ bool stage_runs(const Control* c, unsigned long long k, int stage) {
+    if (stage == 0) return *(const volatile unsigned long long*)&c->stop == 0;
+    return *(const volatile unsigned long long*)&c->steps == k + 1;
+}
+
+#define PYCNO_RESIDENT2(T, SUFFIX)                                                                                \
+    extern "C" __global__ void reconstruct_resident_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m,        \
+                                                              int begin, int end, int want, const Control* c,     \
+                                                              unsigned long long k, int stage, int early) {       \
+        pdl_wait();                                                                                               \
+        pdl_trigger(early);                                                                                       \
+        if (!stage_runs(c, k, stage)) return;                                                                     \
+        reconstruct_kernel<T>(a.v1, a.v2, o.across, o.wr, o.ln, o.recon, o.faces, o.interior, o.n_cells, begin,  \
+                              end, want, m);                                                                      \
+    }                                                                                                             \
+    extern "C" __global__ void edge2_resident_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, int e_begin,  \
+                                                        int e_end, const Control* c, unsigned long long k,        \
+                                                        int stage, int early) {                                   \
+        pdl_wait();                                                                                               \
+        pdl_trigger(early);                                                                                       \
+        if (!stage_runs(c, k, stage)) return;                                                                     \
+        T t = stage == 0 ? (T)c->t : (T)__dadd_rn(c->t_step, c->dt);                                              \
+        edge2_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, o.faces, o.depth, a.acc, a.stride,        \
+                        e_begin, e_end, m, t, a.scratch);                                                         \
+    }                                                                                                             \
+    extern "C" __global__ void update2_resident_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m,            \
+                                                          const Control* c, unsigned long long k, int second,     \
+                                                          int early) {                                            \
+        pdl_wait();                                                                                               \
+        pdl_trigger(early);                                                                                       \
+        if (!stage_runs(c, k, 1)) return;                                                                         \
+        update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride, a.n_owned, m,         \
+                          (T)c->dt, a.scratch, a.coriolis, second);                                               \
+    }
+
+PYCNO_RESIDENT2(float, f32)
+PYCNO_RESIDENT2(double, f64)

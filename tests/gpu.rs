@@ -36,7 +36,7 @@ fn run_both<T: CudaReal>(
     let mut lay = Layout::<T>::from_topology(&pm.topo, &depth, &start, &s.physics.reference());
     lay.set_boundaries(&pm.topo.edge_tag, &s.boundary_table(&pm.mesh, &pm.topo).unwrap());
     let plan = common::plan(s, Some(steps));
-    // At the scenario's physics.order (host-driven steps at order 2).
+    // At the scenario's physics.order (device-resident steps at either order: common::plan).
     let order = s.physics.order;
     let mut gpu = CudaBackend::new(params, &lay, 0).unwrap().with_order(order, &lay).unwrap();
     let mut cpu = CpuBackend::new(params, lay).unwrap().with_order(order).unwrap();
@@ -324,16 +324,19 @@ fn gpu_dam_break_64k_cells_1e5_steps_keeps_each_layers_mass_f32() {
 
 /// The device-resident loop (issue 20): many steps per CUDA graph, read back once, give the
 /// host-driven loop's state bit for bit, with the same steps, step sizes and output times
-/// (a batch ends at each output time), and stop exactly at a step limit inside a batch.
-fn device_steps_equal_host_steps<T: CudaReal>() {
+/// (a batch ends at each output time), and stop exactly at a step limit inside a batch; at
+/// `physics.order` `order` (second order: each step two stages, issue 21).
+fn device_steps_equal_host_steps<T: CudaReal>(order: u32) {
     let mut s = Scenario::paper_benchmark(16040);
     s.time.end = 0.4;
+    s.physics.order = order;
     let pm = scenario_mesh(&s).unwrap();
     let (depth, initial) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
     let lay = Layout::<T>::from_topology(&pm.topo, &depth, &initial, &s.physics.reference());
     let outputs = [0.004, 0.0125, 0.2];
     let run = |k: u64, max_steps: Option<u64>| {
-        let mut gpu = CudaBackend::new(Model::<T>::new(&s.physics).unwrap(), &lay, 0).unwrap();
+        let mut gpu =
+            CudaBackend::new(Model::<T>::new(&s.physics).unwrap(), &lay, 0).unwrap().with_order(order, &lay).unwrap();
         gpu.set_device_steps(k);
         let plan = pycno::solver::stepper::Schedule {
             outputs: &outputs,
@@ -360,34 +363,53 @@ fn device_steps_equal_host_steps<T: CudaReal>() {
         assert_eq!(
             (dev.1, dev.2, dev.3, dev.4),
             (host.1, host.2, host.3, host.4),
-            "{} k = {k}: steps, dt, time",
+            "{} order {order}, k = {k}: steps, dt, time",
             T::NAME
         );
-        assert_eq!(dev.5, host.5, "{} k = {k}: output times and steps", T::NAME);
-        assert!(dev.0 == host.0, "{} k = {k}: the state differs from the host loop's", T::NAME);
+        assert_eq!(dev.5, host.5, "{} order {order}, k = {k}: output times and steps", T::NAME);
+        assert!(dev.0 == host.0, "{} order {order}, k = {k}: the state differs from the host loop's", T::NAME);
         // A batch ends at its size (graphs of 4 steps and up), an output time or the end.
         let most = dev.1.div_ceil(k.min(4)) + outputs.len() as u64 + 1;
-        assert!(dev.6 <= most, "{} k = {k}: {} events for {} steps: not batched", T::NAME, dev.6, dev.1);
-        eprintln!("{} k = {k}: {} steps in {} batches, state bit for bit the host loop's", T::NAME, dev.1, dev.6);
+        assert!(dev.6 <= most, "{} order {order}, k = {k}: {} events for {} steps: not batched", T::NAME, dev.6, dev.1);
+        eprintln!(
+            "{} order {order}, k = {k}: {} steps in {} batches, state bit for bit the host loop's",
+            T::NAME,
+            dev.1,
+            dev.6
+        );
     }
     // A step limit that falls inside a batch.
     let limit = host.1 / 2 + 3;
     let (a, b) = (run(1, Some(limit)), run(32, Some(limit)));
     assert_eq!((a.1, b.1), (limit, limit));
-    assert!(a.0 == b.0 && a.4 == b.4, "{}: stopped at step {limit}, the states differ", T::NAME);
+    assert!(a.0 == b.0 && a.4 == b.4, "{} order {order}: stopped at step {limit}, the states differ", T::NAME);
 }
 
 #[test]
 fn device_steps_equal_host_steps_f32() {
     if gpu() {
-        device_steps_equal_host_steps::<f32>();
+        device_steps_equal_host_steps::<f32>(1);
     }
 }
 
 #[test]
 fn device_steps_equal_host_steps_f64() {
     if gpu() {
-        device_steps_equal_host_steps::<f64>();
+        device_steps_equal_host_steps::<f64>(1);
+    }
+}
+
+#[test]
+fn device_steps_equal_host_steps_at_order_2_f32() {
+    if gpu() {
+        device_steps_equal_host_steps::<f32>(2);
+    }
+}
+
+#[test]
+fn device_steps_equal_host_steps_at_order_2_f64() {
+    if gpu() {
+        device_steps_equal_host_steps::<f64>(2);
     }
 }
 
@@ -596,7 +618,7 @@ fn cpu_and_gpu_agree_on_a_beta_plane_f32() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Second order (issue 21): the GPU's host-driven order-2 steps (kernels/order2.cu) against
+// Second order (issue 21): the GPU's order-2 steps (kernels/order2.cu; device-resident on one rank) against
 // the CPU's, and the invariants the CPU's order 2 keeps (tests/second_order.rs, wetdry.rs).
 // ---------------------------------------------------------------------------------------
 

@@ -13,6 +13,10 @@ fn every_kernel_compiles_for_hopper_and_ampere() {
     }
     for arch in ["sm_90", "sm_80"] {
         let ptx = compile_ptx(arch).unwrap_or_else(|e| panic!("{arch}: {e:#}"));
+        // For a look at the machine code (`ptxas -v` gives each kernel's registers and spills).
+        if let Some(dir) = std::env::var_os("PYCNO_PTX_OUT") {
+            std::fs::write(std::path::Path::new(&dir).join(format!("kernels-{arch}.ptx")), &ptx).unwrap();
+        }
         for op in [
             "edge",
             "dt",
@@ -29,6 +33,9 @@ fn every_kernel_compiles_for_hopper_and_ampere() {
             "reconstruct",
             "edge2",
             "update2",
+            "reconstruct_resident",
+            "edge2_resident",
+            "update2_resident",
             "probe_eigenvalues",
             "probe_flux",
             "probe_boundary",

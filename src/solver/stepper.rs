@@ -93,7 +93,7 @@ pub fn step_loop_with(
     };
     let mut next_out = 0usize;
     let mut t = plan.t_start;
-    let on_device = plan.device_steps > 1 && edges.device_steps() && b.order() == 1;
+    let on_device = plan.device_steps > 1 && edges.device_steps();
     if on_device {
         b.prepare_device_steps(plan.gamma)?;
         // The ranks start stepping together: a rank's first batch would otherwise count, as

@@ -7,7 +7,7 @@
 //! - [`timing`]: per-kernel timing for `bench --profile`;
 //! - [`probe`]: running single physics functions on the GPU, for the tests;
 //! - [`resident`]: many steps as one CUDA graph, read back once;
-//! - [`order2`]: second order (`physics.order = 2`), host-driven;
+//! - [`order2`]: second order (`physics.order = 2`), device-resident on one rank;
 //! - [`ipc`]: the halo exchange from GPU to GPU and the time step's minimum over the GPUs by
 //!   the kernels' own stores over NVLink (one node), so several GPUs run device-resident;
 //! - [`nccl`], [`peer`]: the same with NCCL, where the stores cannot be set up.
@@ -483,16 +483,11 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         self.peer_edge_pass(t, overlap, self.n_local_edges)
     }
     fn steps_on_device(&mut self, req: DeviceSteps) -> Result<Option<DeviceBatch>> {
-        // Second order is host-driven (the step loop asks only at first order).
-        if self.order2.is_some() {
-            return Ok(None);
-        }
+        // Second order too, on one rank (several ranks at order 2 exchange through the host,
+        // whose edge pass never asks for device steps).
         self.resident_steps(req)
     }
     fn prepare_device_steps(&mut self, gamma: f64) -> Result<()> {
-        if self.order2.is_some() {
-            return Ok(());
-        }
         self.prepare_resident(gamma)
     }
     fn order(&self) -> u32 {

@@ -1,7 +1,8 @@
 //! Second order on the GPU (`physics.order = 2`, issue 21): the arrays of `kernels/order2.cu`,
-//! their upload, and the backend's order-2 phases. Host-driven only: the step loop takes the
-//! device-resident loop at order 1 only (`stepper.rs`), and a GPU-to-GPU halo exchange is
-//! declined (on several ranks the states of the receive block's two rings go through the host,
+//! their upload, and the backend's order-2 phases. One rank holding the whole mesh takes
+//! device-resident steps (`resident.rs`, `enqueue_steps2`: the same kernels' code under the
+//! control block); on several ranks the steps are host-driven and a GPU-to-GPU halo exchange
+//! is declined (the states of the receive block's two rings go through the host,
 //! `Halo::edge_pass_order2`, and each rank reconstructs its first ring itself).
 //!
 //! The kernels mirror `CpuBackend` at order 2 (`solver/cpu.rs`): the same buffer sets (stage
@@ -139,6 +140,11 @@ impl<T: CudaReal> CudaBackend<T> {
         };
         s.synchronize()?;
         Ok(o)
+    }
+
+    /// The order-2 arrays as the kernels take them (the device-resident steps' too).
+    pub(super) fn order2_device(&self) -> Order2Device {
+        self.order2().device(&self.stream)
     }
 
     fn order2(&self) -> &Order2<T> {

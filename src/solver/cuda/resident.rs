@@ -17,6 +17,7 @@ use super::ipc::STOP_TIMEOUT;
 use super::launch::{address, grid, launch_ex, DeviceArrays};
 use super::{CudaBackend, CudaReal};
 use crate::solver::backend::{DeviceBatch, DeviceSteps, DeviceStop};
+use crate::solver::layout::{INNER, OUTER};
 use anyhow::{anyhow, bail, Context, Result};
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, LaunchConfig, PinnedHostSlice};
@@ -150,6 +151,10 @@ pub struct ResidentFns {
     dt: CudaFunction,
     update: CudaFunction,
     finalize: CudaFunction,
+    /// Second order's stages (`PYCNO_RESIDENT2` in `kernels/resident.cu`).
+    reconstruct2: CudaFunction,
+    edge2: CudaFunction,
+    update2: CudaFunction,
 }
 
 impl ResidentFns {
@@ -159,7 +164,15 @@ impl ResidentFns {
                 .load_function(&format!("{op}_resident_{suffix}"))
                 .with_context(|| format!("kernel {op}_resident missing"))
         };
-        Ok(ResidentFns { edge: f("edge")?, dt: f("dt")?, update: f("update")?, finalize: f("finalize")? })
+        Ok(ResidentFns {
+            edge: f("edge")?,
+            dt: f("dt")?,
+            update: f("update")?,
+            finalize: f("finalize")?,
+            reconstruct2: f("reconstruct")?,
+            edge2: f("edge2")?,
+            update2: f("update2")?,
+        })
     }
 }
 
@@ -195,6 +208,9 @@ impl<T: CudaReal> CudaBackend<T> {
         // At most DT_BLOCKS blocks, each thread over several cells (see the kernel).
         let mut dt_grid = grid(self.n_owned);
         dt_grid.grid_dim.0 = dt_grid.grid_dim.0.min(DT_BLOCKS);
+        if self.order2.is_some() {
+            return self.enqueue_steps2(fns, &mut q, c, parity, k, two_gamma, dt_grid, early);
+        }
         for step in 0..k {
             let a: DeviceArrays = self.home[(parity + step as usize) % 2];
             // edge_resident_{f32,f64}(a, m, begin, end, c, early)
@@ -270,6 +286,54 @@ impl<T: CudaReal> CudaBackend<T> {
                     let args = [arg(&a), arg(&m), arg(&c), arg(&step), arg(&early)];
                     q.kernel(&fns.update, grid(self.n_owned), &args, "the update kernel")?;
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Second order's `k` steps on one GPU (`PYCNO_RESIDENT2` in `kernels/resident.cu`): each
+    /// the host loop's two stages (`stepper.rs`) with the host-driven kernels' code
+    /// (`order2.rs`). Stage 1 reads set `parity` and writes the other; stage 2 reads that one
+    /// and the step's start, and writes the new state over the start: every step begins and
+    /// ends in set `parity`.
+    #[allow(clippy::too_many_arguments)]
+    fn enqueue_steps2(
+        &self,
+        fns: &ResidentFns,
+        q: &mut Queue,
+        c: u64,
+        parity: usize,
+        k: u64,
+        two_gamma: T,
+        dt_grid: LaunchConfig,
+        early: i32,
+    ) -> Result<()> {
+        if self.ipc.is_some() || self.peer.is_some() {
+            bail!("second order takes device-resident steps on one GPU only");
+        }
+        let (m, o) = (self.model, self.order2_device());
+        let (cells, want) = (self.n_cells as i32, i32::from(INNER | OUTER));
+        let (ne, finalize) = (self.n_edges as i32, 1i32);
+        for step in 0..k {
+            for stage in 0..2i32 {
+                let a: DeviceArrays = self.home[(parity + stage as usize) % 2];
+                // reconstruct_resident_{f32,f64}(a, o, m, begin, end, want, c, k, stage, early)
+                let zero = 0i32;
+                let args = [arg(&a), arg(&o), arg(&m), arg(&zero), arg(&cells), arg(&want), arg(&c), arg(&step)];
+                let args = [&args[..], &[arg(&stage), arg(&early)]].concat();
+                q.kernel(&fns.reconstruct2, grid(self.n_cells), &args, "the reconstruction kernel")?;
+                // edge2_resident_{f32,f64}(a, o, m, e_begin, e_end, c, k, stage, early)
+                let args = [arg(&a), arg(&o), arg(&m), arg(&zero), arg(&ne), arg(&c), arg(&step), arg(&stage)];
+                let args = [&args[..], &[arg(&early)]].concat();
+                q.kernel(&fns.edge2, grid(self.n_edges), &args, "the edge kernel")?;
+                if stage == 0 {
+                    // dt_resident_{f32,f64}(a, two_gamma, c, finalize, early)
+                    let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize), arg(&early)];
+                    q.kernel(&fns.dt, dt_grid, &args, "the time-step kernel")?;
+                }
+                // update2_resident_{f32,f64}(a, o, m, c, k, second, early)
+                let args = [arg(&a), arg(&o), arg(&m), arg(&c), arg(&step), arg(&stage), arg(&early)];
+                q.kernel(&fns.update2, grid(self.n_owned), &args, "the update kernel")?;
             }
         }
         Ok(())
@@ -406,8 +470,9 @@ impl<T: CudaReal> CudaBackend<T> {
         if let Some(p) = &mut self.ipc {
             p.seq += c.steps;
         }
-        // Each step's update wrote the other set.
-        if c.steps % 2 == 1 {
+        // Each first-order step's update wrote the other set (a second-order step ends in
+        // the set it began from).
+        if self.order2.is_none() && c.steps % 2 == 1 {
             std::mem::swap(&mut self.v1, &mut self.o1);
             std::mem::swap(&mut self.v2, &mut self.o2);
             std::mem::swap(&mut self.lo, &mut self.olo);
