@@ -1,8 +1,10 @@
-// Second order on the GPU (physics.order = 2, issue 21), host-driven steps: the mirror of
+// Second order on the GPU (physics.order = 2, issue 21): the mirror of
 // CpuBackend's order-2 reconstruct, process_edges and stage_update (src/solver/cpu.rs) over
 // the physics of reconstruct.cuh. A stage is three launches (four at the first stage, with the
 // time step of solver.cu): reconstruct, edge2, (dt), update2. The host side is
-// src/solver/cuda/order2.rs; Order2Arrays is mirrored there by Order2Device.
+// src/solver/cuda/order2.rs; Order2Arrays is mirrored there by Order2Device. The host drives
+// these kernels step by step; the device-resident steps (resident.cu, PYCNO_RESIDENT2) call
+// the same functions under the control block.
 //
 // Device layout, chosen for the bytes each kernel moves (float size s; per cell, with about
 // 1.5 edges per cell; src/solver/layout.rs kernel_bytes counts them):

@@ -8,8 +8,12 @@ tests/python/lock_exchange_reference.py (path-conservative central-upwind), agai
 run's stepping time (stats.json). Prints a Markdown table.
 
 Usage: tools/accuracy-cost.py [--backend cpu|cuda] [--precision f32|f64] [--dx 0.1,0.05,...]
-       [--width 4] [--ref-cells 4000] [--work DIR]
+       [--width 4] [--ref-cells 4000] [--work DIR] [--prepare OUT_ROOT | --collect]
 Run it with tools/env.sh's venv python (it needs numpy and vtk).
+
+A GPU machine without numpy and vtk: --prepare OUT_ROOT writes only the scenarios (their
+output directories under OUT_ROOT) and a runs.sh that runs them (`PYCNO=... sh runs.sh`);
+copy OUT_ROOT's directories back into --work and --collect reads them without running.
 """
 
 import argparse
@@ -85,8 +89,25 @@ def main():
     p.add_argument("--ref-cells", type=int, default=4000)
     p.add_argument("--work", default=os.path.join(ROOT, "out", "accuracy-cost"))
     p.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "pycno"))
+    p.add_argument("--prepare", metavar="OUT_ROOT", help="write the scenarios and runs.sh only")
+    p.add_argument("--collect", action="store_true", help="read the runs' outputs, run nothing")
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
+    if a.prepare:
+        runs = []
+        for dx in [float(v) for v in a.dx.split(",")]:
+            for order in (1, 2):
+                name = f"{a.backend}_{a.precision}_w{a.width}_dx{dx}_order{order}"
+                os.makedirs(os.path.join(a.work, name), exist_ok=True)
+                with open(os.path.join(a.work, name, "scenario_in.json"), "w") as fh:
+                    json.dump(scenario(dx, order, os.path.join(a.prepare, name), a.width), fh)
+                runs.append(f'"$PYCNO" run {name}/scenario_in.json --backend {a.backend} '
+                            f'--precision {a.precision} --overwrite -q || echo "FAILED {name}"')
+        with open(os.path.join(a.work, "runs.sh"), "w") as fh:
+            fh.write("#!/bin/sh\n# tools/accuracy-cost.py --prepare: run from this directory.\n")
+            fh.write("\n".join(runs) + "\n")
+        print(f"{len(runs)} scenarios and runs.sh in {a.work}")
+        return
     ref = reference(a.ref_cells, a.work)
     rows = []
     for dx in [float(v) for v in a.dx.split(",")]:
@@ -97,14 +118,19 @@ def main():
         for order in (1, 2):
             out = os.path.join(a.work, f"{a.backend}_{a.precision}_w{a.width}_dx{dx}_order{order}")
             os.makedirs(out, exist_ok=True)
-            f = os.path.join(out, "scenario_in.json")
-            with open(f, "w") as fh:
-                json.dump(scenario(dx, order, out, a.width), fh)
-            cmd = [a.bin, "run", f, "--backend", a.backend, "--precision", a.precision, "--overwrite", "-q"]
-            run = subprocess.run(cmd, capture_output=True, text=True)
-            if run.returncode != 0:
-                rows.append((dx, order, None, None, None, None, run.stderr.strip().splitlines()[-1:]))
-                continue
+            if a.collect:
+                if not os.path.exists(os.path.join(out, "stats.json")):
+                    rows.append((dx, order, None, None, None, None, ["no stats.json in " + out]))
+                    continue
+            else:
+                f = os.path.join(out, "scenario_in.json")
+                with open(f, "w") as fh:
+                    json.dump(scenario(dx, order, out, a.width), fh)
+                cmd = [a.bin, "run", f, "--backend", a.backend, "--precision", a.precision, "--overwrite", "-q"]
+                run = subprocess.run(cmd, capture_output=True, text=True)
+                if run.returncode != 0:
+                    rows.append((dx, order, None, None, None, None, run.stderr.strip().splitlines()[-1:]))
+                    continue
             stats = json.load(open(os.path.join(out, "stats.json")))
             vtus = sorted(n for n in os.listdir(out) if n.endswith(".vtu") and "blowup" not in n)
             e = float(np.abs(strips(os.path.join(out, vtus[-1]), bins) - r1).mean())

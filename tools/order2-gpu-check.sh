@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Second order on one GPU (physics.order = 2, issue 21; host-driven steps, kernels/order2.cu):
-# 3 MPI ranks sharing GPU 0 equal 1 rank bit for bit (the order-independent state checksum of
-# stats.json, and the step count), in float32 and float64, on the paper's dam break and on a
+# Second order on one GPU (physics.order = 2, issue 21; kernels/order2.cu): 3 MPI ranks
+# sharing GPU 0 (host-driven steps) equal 1 rank (device-resident steps) bit for bit (the
+# order-independent state checksum of stats.json, and the step count), in float32 and float64, on the paper's dam break and on a
 # lock exchange with dry cells (the quiet edges and the positivity fallback across the halo:
 # the states of the receive block's two rings go through the host, and each rank reconstructs
 # its first ring itself); a run killed (SIGKILL)
