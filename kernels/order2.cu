@@ -62,18 +62,14 @@ template <typename T> __device__ __forceinline__ Side<T> face_side(const V4<T>& 
     return s;
 }
 
-// One thread per cell of begin..end whose recon bits meet `want`: its limited reconstruction
-// (rc_cell) from its records and its neighbours' (ghosts at boundary slots), written as its
-// three slots' face records with its mean thicknesses in the fourth lanes, and its
-// cell-interior term.
+// Cell c's limited reconstruction (rc_cell) from its records and its neighbours' (ghosts at
+// boundary slots), written as its three slots' face records (out[2 * slot + layer]) with its
+// mean thicknesses in the fourth lanes, and its cell-interior term (*interior).
 template <typename T>
-__device__ __forceinline__ void reconstruct_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
-                                                   const int* __restrict__ across, const V4<T>* __restrict__ wr,
-                                                   const V2<T>* __restrict__ ln, const unsigned char* __restrict__ recon,
-                                                   V4<T>* __restrict__ faces, V4<T>* __restrict__ interior,
-                                                   long long n, int begin, int end, int want, const Model<T>& m) {
-    int c = begin + blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= end || (recon[c] & want) == 0) return;
+__device__ __forceinline__ void reconstruct_cell(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                                 const int* __restrict__ across, const V4<T>* __restrict__ wr,
+                                                 const V2<T>* __restrict__ ln, long long n, int c, const Model<T>& m,
+                                                 V4<T>* out, V4<T>* interior) {
     V4<T> a = v1[c], b = v2[c];
     int o[3];
     V4<T> na[3], nb[3];
@@ -101,23 +97,82 @@ __device__ __forceinline__ void reconstruct_kernel(const V4<T>* __restrict__ v1,
     for (int k = 0; k < 3; ++k) {
         V4<T> f1 = {f[k][0], f[k][1], f[k][2], h1};
         V4<T> f2 = {f[k][3], f[k][4], f[k][5], h2};
-        faces[6 * (long long)c + 2 * k] = f1;
-        faces[6 * (long long)c + 2 * k + 1] = f2;
+        out[2 * k] = f1;
+        out[2 * k + 1] = f2;
     }
     // The cell's numbers as the CPU's update hands them to interior (only s and d2 are read).
     T u[RC_VARS] = {a.x + b.x, a.y, a.z, b.x, b.y, b.z};
     T e[RC_VARS];
     rc_interior(m, u, a.w, b.w, g, e);
     V4<T> in = {e[1], e[2], e[4], e[5]};
-    interior[c] = in;
+    *interior = in;
 }
 
-// One thread per edge: edge_flux (or edge_boundary_flux) between the two cells' face records,
-// written to the accumulators as the first-order edge kernel writes them. An interior edge
-// whose face records hold no water on either side writes the two quiet words of solver.cu:
-// the CPU's edge_flux then takes numerical_flux of those records, dry_flux's first return
-// (all zeros, speed 0), which the positivity check passes, so the zeros the quiet words stand
-// for are the CPU's words bit for bit (+0 for cell i, -0 = -(len * 0) for cell j, Z = 0).
+// One thread per cell of begin..end whose recon bits meet `want` (reconstruct_cell).
+template <typename T>
+__device__ __forceinline__ void reconstruct_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                                   const int* __restrict__ across, const V4<T>* __restrict__ wr,
+                                                   const V2<T>* __restrict__ ln, const unsigned char* __restrict__ recon,
+                                                   V4<T>* __restrict__ faces, V4<T>* __restrict__ interior,
+                                                   long long n, int begin, int end, int want, const Model<T>& m) {
+    int c = begin + blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= end || (recon[c] & want) == 0) return;
+    reconstruct_cell(v1, v2, across, wr, ln, n, c, m, faces + 6 * (long long)c, interior + c);
+}
+
+// Edge ec (normal times length nl): edge_flux (or edge_boundary_flux) between the face
+// records fi of its cell i and fj of its cell j (each a cell's six records; fj unused at a
+// boundary), written to the accumulators as the first-order edge kernel writes them; whether
+// the flux fell back to hyperbolicity's. An interior edge whose face records hold no water on
+// either side writes the two quiet words of solver.cu: the CPU's edge_flux then takes
+// numerical_flux of those records, dry_flux's first return (all zeros, speed 0), which the
+// positivity check passes, so the zeros the quiet words stand for are the CPU's words bit for
+// bit (+0 for cell i, -0 = -(len * 0) for cell j, Z = 0).
+template <typename T>
+__device__ __forceinline__ bool edge2_at(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2, int4 ec,
+                                         V2<T> nl, const Boundary<T>* __restrict__ boundaries, const V4<T>* fi_rec,
+                                         const V4<T>* fj_rec, const T* __restrict__ depth, V4<T>* __restrict__ acc,
+                                         long long stride, const Model<T>& m, T t) {
+    T len = rt_sqrt(nl.x * nl.x + nl.y * nl.y);
+    T nx = nl.x / len, ny = nl.y / len;
+    V4<T> a1 = fi_rec[2 * ec.z], a2 = fi_rec[2 * ec.z + 1];
+    Side<T> fi = face_side(a1, a2, depth[ec.x]);
+    // The means, read only where the positivity check fails.
+    auto ci = [&]() { return load_side(v1[ec.x], v2[ec.x]); };
+    EdgeFlux<T> f;
+    bool quiet = false;
+    if (ec.y < 0) {
+        f = rc_edge_boundary_flux(m, boundaries[ec.w], fi, a1.w, a2.w, ci, nx, ny, t);
+    } else {
+        V4<T> b1 = fj_rec[2 * ec.w], b2 = fj_rec[2 * ec.w + 1];
+        Side<T> fj = face_side(b1, b2, depth[ec.y]);
+        auto cj = [&]() { return load_side(v1[ec.y], v2[ec.y]); };
+        quiet = dry_edge(m, fi, fj);
+        if (!quiet) f = rc_edge_flux(m, fi, fj, a1.w, a2.w, b1.w, b2.w, ci, cj, nx, ny);
+    }
+    if (quiet) {
+        V4<T> qa = {T(0), T(0), T(0), T(-1)};
+        V4<T> qc = {-T(0), -T(0), -T(0), T(-1)};
+        acc[(2 * ec.z) * stride + ec.x] = qa;
+        acc[(2 * ec.w) * stride + ec.y] = qc;
+        return false;
+    }
+    T z = len * f.speed;
+    V4<T> wa = {len * f.i[0], len * f.i[1], len * f.i[2], z};
+    V4<T> wb = {len * f.i[3], len * f.i[4], len * f.i[5], T(0)};
+    acc[(2 * ec.z) * stride + ec.x] = wa;
+    acc[(2 * ec.z + 1) * stride + ec.x] = wb;
+    if (ec.y >= 0) {
+        V4<T> wc = {-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z};
+        V4<T> wd = {-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T(0)};
+        acc[(2 * ec.w) * stride + ec.y] = wc;
+        acc[(2 * ec.w + 1) * stride + ec.y] = wd;
+    }
+    return f.fallback;
+}
+
+// One thread per edge of e_begin..e_end between the face records of the reconstruction
+// kernel (edge2_at).
 template <typename T>
 __device__ __forceinline__ void edge2_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
                                              const int4* __restrict__ ecells, const V2<T>* __restrict__ enormal,
@@ -129,46 +184,53 @@ __device__ __forceinline__ void edge2_kernel(const V4<T>* __restrict__ v1, const
     bool fallback = false;
     if (e < e_end) {
         int4 ec = ecells[e];
-        V2<T> nl = enormal[e];
-        T len = rt_sqrt(nl.x * nl.x + nl.y * nl.y);
-        T nx = nl.x / len, ny = nl.y / len;
-        V4<T> a1 = faces[6 * (long long)ec.x + 2 * ec.z], a2 = faces[6 * (long long)ec.x + 2 * ec.z + 1];
-        Side<T> fi = face_side(a1, a2, depth[ec.x]);
-        // The means, read only where the positivity check fails.
-        auto ci = [&]() { return load_side(v1[ec.x], v2[ec.x]); };
-        EdgeFlux<T> f;
-        bool quiet = false;
-        if (ec.y < 0) {
-            f = rc_edge_boundary_flux(m, boundaries[ec.w], fi, a1.w, a2.w, ci, nx, ny, t);
-        } else {
-            V4<T> b1 = faces[6 * (long long)ec.y + 2 * ec.w], b2 = faces[6 * (long long)ec.y + 2 * ec.w + 1];
-            Side<T> fj = face_side(b1, b2, depth[ec.y]);
-            auto cj = [&]() { return load_side(v1[ec.y], v2[ec.y]); };
-            quiet = dry_edge(m, fi, fj);
-            if (!quiet) f = rc_edge_flux(m, fi, fj, a1.w, a2.w, b1.w, b2.w, ci, cj, nx, ny);
-        }
-        if (quiet) {
-            V4<T> qa = {T(0), T(0), T(0), T(-1)};
-            V4<T> qc = {-T(0), -T(0), -T(0), T(-1)};
-            acc[(2 * ec.z) * stride + ec.x] = qa;
-            acc[(2 * ec.w) * stride + ec.y] = qc;
-        } else {
-            T z = len * f.speed;
-            V4<T> wa = {len * f.i[0], len * f.i[1], len * f.i[2], z};
-            V4<T> wb = {len * f.i[3], len * f.i[4], len * f.i[5], T(0)};
-            acc[(2 * ec.z) * stride + ec.x] = wa;
-            acc[(2 * ec.z + 1) * stride + ec.x] = wb;
-            if (ec.y >= 0) {
-                V4<T> wc = {-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z};
-                V4<T> wd = {-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T(0)};
-                acc[(2 * ec.w) * stride + ec.y] = wc;
-                acc[(2 * ec.w + 1) * stride + ec.y] = wd;
-            }
-            fallback = f.fallback;
-        }
+        const V4<T>* fj = faces + 6 * (long long)(ec.y < 0 ? ec.x : ec.y);
+        fallback = edge2_at(v1, v2, ec, enormal[e], boundaries, faces + 6 * (long long)ec.x, fj, depth, acc, stride,
+                            m, t);
     }
     unsigned int k = __popc(__ballot_sync(0xffffffffu, fallback));
     if ((threadIdx.x & 31) == 0 && k != 0) atomicAdd(&scratch[2], (unsigned long long)k);
+}
+
+// Reconstruction and edge pass in one kernel, a block per tile (src/solver/cuda/tiles.rs):
+// the block reconstructs the tile's cells (need[need_first[tile]..], at most blockDim.x: the
+// endpoints of its edges) into shared memory, then takes its edges (at most blockDim.x, in
+// tile order: tec = the edge's ecells, tloc = its cells' places in the tile, tnl = its normal)
+// between those records. The edge values so never reach device memory (the 96 bytes a cell
+// writes and the edge kernel reads back at each stage); a cell next to another tile's edges
+// is reconstructed there too, from the same numbers with the same code, so its records are the
+// same bits. Each tile writes the interior terms of its cells (the same bits wherever
+// written). The accumulators are edge2_kernel's words.
+template <typename T> struct TileArrays {
+    const int* need_first;  // per tile, into need; one more at the end
+    const int* need;        // the cells each tile reconstructs
+    const int* edge_first;  // per tile, into tec, tloc, tnl; one more at the end
+    const int4* tec;        // (i, j, slot_i, slot_j or boundary entry), as ecells
+    const int2* tloc;       // (place of i, place of j) in the tile's records
+    const V2<T>* tnl;       // normal times length, as enormal
+};
+template <typename T>
+__device__ __forceinline__ void tile2_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                             const Boundary<T>* __restrict__ boundaries, const Order2Arrays<T>& o,
+                                             const TileArrays<T>& ta, V4<T>* __restrict__ acc, long long stride,
+                                             int tile, const Model<T>& m, T t,
+                                             unsigned long long* __restrict__ scratch, V4<T>* records) {
+    int n0 = ta.need_first[tile], n1 = ta.need_first[tile + 1];
+    for (int k = threadIdx.x; k < n1 - n0; k += blockDim.x) {
+        int c = ta.need[n0 + k];
+        reconstruct_cell(v1, v2, o.across, o.wr, o.ln, o.n_cells, c, m, records + 6 * k, o.interior + c);
+    }
+    __syncthreads();
+    int e0 = ta.edge_first[tile], e1 = ta.edge_first[tile + 1];
+    unsigned int fallbacks = 0;
+    for (int q = threadIdx.x; q < e1 - e0; q += blockDim.x) {
+        int2 p = ta.tloc[e0 + q];
+        fallbacks += edge2_at(v1, v2, ta.tec[e0 + q], ta.tnl[e0 + q], boundaries, records + 6 * p.x,
+                              records + 6 * p.y, o.depth, acc, stride, m, t)
+                         ? 1u
+                         : 0u;
+    }
+    if (fallbacks != 0) atomicAdd(&scratch[2], (unsigned long long)fallbacks);
 }
 
 // A stage's update (CpuBackend::stage_update at order 2): the first order's update of
@@ -231,7 +293,19 @@ __device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, con
     if (!ok) atomicOr(&scratch[1], 1ull);
 }
 
-#define PYCNO_ORDER2_KERNELS(T, SUFFIX)                                                                            \
+// The tile kernel's records: dynamic shared memory (the host program of tests/kernels_host.rs
+// defines PYCNO_HOST_SHARED with a static buffer of its own).
+#ifdef PYCNO_HOST_SHARED
+PYCNO_HOST_SHARED
+#else
+extern __shared__ __align__(16) unsigned char pycno_tile_records[];
+#endif
+
+// TILE_BOUNDS: the tile kernel's register cap. In float32 at most 80 (__launch_bounds__(256,
+// 3): three blocks of 256 threads a multiprocessor, 20 bytes spilled), against the 96 the
+// compiler takes: 9% faster at 10^6 cells on an H200 (BENCHMARKS.md, issue 21; 64 spilled
+// 248 bytes and was slower). float64 (174 registers) is left to the compiler.
+#define PYCNO_ORDER2_KERNELS(T, SUFFIX, TILE_BOUNDS)                                                                            \
     extern "C" __global__ void reconstruct_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, int begin,         \
                                                     int end, int want) {                                          \
         reconstruct_kernel<T>(a.v1, a.v2, o.across, o.wr, o.ln, o.recon, o.faces, o.interior, o.n_cells, begin,  \
@@ -242,10 +316,16 @@ __device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, con
         edge2_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, o.faces, o.depth, a.acc, a.stride,        \
                         e_begin, e_end, m, t, a.scratch);                                                         \
     }                                                                                                             \
+    /* Tiles tile_begin.. (one block each), dynamic shared memory for blockDim.x cells' records. */             \
+    extern "C" __global__ void TILE_BOUNDS tile2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta, Model<T> m,        \
+                                              int tile_begin, T t) {                                              \
+        tile2_kernel<T>(a.v1, a.v2, a.boundaries, o, ta, a.acc, a.stride, tile_begin + blockIdx.x, m, t,         \
+                        a.scratch, reinterpret_cast<V4<T>*>(pycno_tile_records));                                \
+    }                                                                                                             \
     extern "C" __global__ void update2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, T dt, int second) {   \
         update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride, a.n_owned, m, dt,     \
                           a.scratch, a.coriolis, second);                                                         \
     }
 
-PYCNO_ORDER2_KERNELS(float, f32)
-PYCNO_ORDER2_KERNELS(double, f64)
+PYCNO_ORDER2_KERNELS(float, f32, __launch_bounds__(256, 3))
+PYCNO_ORDER2_KERNELS(double, f64, )

@@ -190,7 +190,8 @@ __device__ __forceinline__ bool stage_runs(const Control* c, unsigned long long 
     return *(const volatile unsigned long long*)&c->steps == k + 1;
 }
 
-#define PYCNO_RESIDENT2(T, SUFFIX)                                                                                \
+// TILE_BOUNDS: as order2.cu's tile kernel.
+#define PYCNO_RESIDENT2(T, SUFFIX, TILE_BOUNDS)                                                                                \
     extern "C" __global__ void reconstruct_resident_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m,        \
                                                               int begin, int end, int want, const Control* c,     \
                                                               unsigned long long k, int stage, int early) {       \
@@ -210,6 +211,16 @@ __device__ __forceinline__ bool stage_runs(const Control* c, unsigned long long 
         edge2_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, o.faces, o.depth, a.acc, a.stride,        \
                         e_begin, e_end, m, t, a.scratch);                                                         \
     }                                                                                                             \
+    extern "C" __global__ void TILE_BOUNDS tile2_resident_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta,        \
+                                                        Model<T> m, int tile_begin, const Control* c,             \
+                                                        unsigned long long k, int stage, int early) {             \
+        pdl_wait();                                                                                               \
+        pdl_trigger(early);                                                                                       \
+        if (!stage_runs(c, k, stage)) return;                                                                     \
+        T t = stage == 0 ? (T)c->t : (T)__dadd_rn(c->t_step, c->dt);                                              \
+        tile2_kernel<T>(a.v1, a.v2, a.boundaries, o, ta, a.acc, a.stride, tile_begin + blockIdx.x, m, t,         \
+                        a.scratch, reinterpret_cast<V4<T>*>(pycno_tile_records));                                \
+    }                                                                                                             \
     extern "C" __global__ void update2_resident_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m,            \
                                                           const Control* c, unsigned long long k, int second,     \
                                                           int early) {                                            \
@@ -220,5 +231,5 @@ __device__ __forceinline__ bool stage_runs(const Control* c, unsigned long long 
                           (T)c->dt, a.scratch, a.coriolis, second);                                               \
     }
 
-PYCNO_RESIDENT2(float, f32)
-PYCNO_RESIDENT2(double, f64)
+PYCNO_RESIDENT2(float, f32, __launch_bounds__(256, 3))
+PYCNO_RESIDENT2(double, f64, )

@@ -36,6 +36,8 @@ fn every_kernel_compiles_for_hopper_and_ampere() {
             "reconstruct_resident",
             "edge2_resident",
             "update2_resident",
+            "tile2",
+            "tile2_resident",
             "probe_eigenvalues",
             "probe_flux",
             "probe_boundary",

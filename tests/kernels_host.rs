@@ -17,6 +17,7 @@ use pycno::physics::{Model, Real};
 use pycno::scenario::{initial, Scenario};
 use pycno::solver::backend::Cells;
 use pycno::solver::cuda::device::KERNEL_SOURCES;
+use pycno::solver::cuda::tiles::Tiles;
 use pycno::solver::layout::reconstruction_sets;
 use pycno::solver::stepper::{step_loop, Event};
 use pycno::solver::{Backend, CpuBackend, Layout};
@@ -89,10 +90,16 @@ fn compare<T: Real>(exe: &Path, dir: &Path, name: &str, s: &Scenario, steps: u64
     w("wr.bin", bytes(&wr));
     w("ln.bin", bytes(&ln));
     w("depth.bin", bytes(&lay.v1.iter().map(|r| r[3]).collect::<Vec<T>>()));
+    // Tiles of at most 64 edges and cells (many tiles, many cells in two), as order2.rs
+    // makes them for a rank holding the whole mesh.
+    let tiles = Tiles::build(&lay.edge_cells, &lay.edge_normal, nc, &[0, lay.n_inner_edges, ne], 64);
+    w("need_first.bin", bytes(&tiles.need_first));
+    w("need.bin", bytes(&tiles.need));
+    w("edge_first.bin", bytes(&tiles.edge_first));
+    w("tec.bin", bytes(&tiles.tec));
+    w("tloc.bin", bytes(&tiles.tloc));
+    w("tnl.bin", bytes(&tiles.tnl));
     let gamma = s.physics.gamma.to_string();
-    let out = Command::new(exe).arg(dir).args([T::NAME, &steps.to_string(), &gamma]).output().unwrap();
-    assert!(out.status.success(), "{name}: the host kernels failed: {}", String::from_utf8_lossy(&out.stderr));
-
     let mut cpu = CpuBackend::new(m, lay).unwrap().with_order(2).unwrap();
     let mut dts = vec![];
     let plan = pycno::solver::stepper::Schedule { t_end: 1e9, ..common::plan(s, Some(steps)) };
@@ -103,6 +110,23 @@ fn compare<T: Real>(exe: &Path, dir: &Path, name: &str, s: &Scenario, steps: u64
         Ok(())
     })
     .unwrap();
+    // The two kernels, then the tile kernel.
+    for mode in ["two kernels", "tiles"] {
+        let mut cmd = Command::new(exe);
+        cmd.arg(dir).args([T::NAME, &steps.to_string(), &gamma]);
+        if mode == "tiles" {
+            cmd.arg("tiles");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{name}: the host kernels failed: {}", String::from_utf8_lossy(&out.stderr));
+        check(dir, &format!("{name}, {mode}"), &mut cpu, &dts, steps);
+    }
+}
+
+/// The host kernels' outputs in `dir` against the CPU backend after its steps (`dts`).
+fn check<T: Real>(dir: &Path, name: &str, cpu: &mut CpuBackend<T>, dts: &[f64], steps: u64) {
+    let n = cpu.layout().n_owned;
+
     let read = |f: &str| std::fs::read(dir.join(f)).unwrap();
     let floats = |f: &str| bytemuck::cast_slice::<u8, T>(&read(f)).to_vec();
     let (v1, v2, lo) = (floats("out_v1.bin"), floats("out_v2.bin"), floats("out_lo.bin"));
@@ -134,7 +158,7 @@ fn compare<T: Real>(exe: &Path, dir: &Path, name: &str, s: &Scenario, steps: u64
         "{} {name}: {steps} steps; {} of {n} cells differ from the CPU's stored numbers; time steps equal: {}; fallbacks CPU {fallbacks}, host kernels {}",
         T::NAME,
         differ.len(),
-        dts == host_dts,
+        dts == host_dts.as_slice(),
         flags[1]
     );
     for &c in differ.iter().take(3) {
@@ -149,7 +173,7 @@ fn compare<T: Real>(exe: &Path, dir: &Path, name: &str, s: &Scenario, steps: u64
         );
     }
     assert!(differ.is_empty(), "{} {name}: the kernels' state differs from the CPU's", T::NAME);
-    assert_eq!(dts, host_dts, "{} {name}: time steps differ", T::NAME);
+    assert_eq!(dts, host_dts.as_slice(), "{} {name}: time steps differ", T::NAME);
     assert_eq!((flags[0], flags[1]), (0, fallbacks), "{} {name}: unphysical flag or fallbacks differ", T::NAME);
     assert_eq!(faces_differ, 0, "{} {name}: edge values differ from the CPU's", T::NAME);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Second order on one GPU (physics.order = 2, issue 21; kernels/order2.cu): 3 MPI ranks
 # sharing GPU 0 (host-driven steps) equal 1 rank (device-resident steps) bit for bit (the
-# order-independent state checksum of stats.json, and the step count), in float32 and float64, on the paper's dam break and on a
+# order-independent state checksum of stats.json, and the step count), and the reconstruction
+# and edge pass as two kernels equal the tile kernel (PYCNO_ORDER2_TILES), in float32 and float64, on the paper's dam break and on a
 # lock exchange with dry cells (the quiet edges and the positivity fallback across the halo:
 # the states of the receive block's two rings go through the host, and each rank reconstructs
 # its first ring itself); a run killed (SIGKILL)
@@ -76,6 +77,17 @@ for scen in dambreak lock; do
             check "3 ranks on one GPU = 1 rank bit for bit, order 2 ($scen, $prec): checksums $(field "$one" state_checksum) $(field "$three" state_checksum)" same "$one" "$three"
         else
             echo "FAILED 3 ranks, order 2, $scen $prec: run failed"
+            fail=$((fail + 1))
+        fi
+        # The reconstruction and edge pass as two kernels (the edge values through device
+        # memory) against the tile kernel (float32's default; float64's is two kernels).
+        two="$W/two_${scen}_$prec"
+        if [ "$prec" = f32 ]; then other=0; else other=1; fi
+        if PYCNO_ORDER2_TILES=$other ok_run "$PYCNO" run "$W/$scen.json" --backend "$BACKEND" --precision "$prec" --no-vtk -q \
+            --out "$two"; then
+            check "1 rank, order 2 ($scen, $prec): two kernels = the tile kernel bit for bit" same "$one" "$two"
+        else
+            echo "FAILED 1 rank, order 2, two kernels, $scen $prec: run failed"
             fail=$((fail + 1))
         fi
     done

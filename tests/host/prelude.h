@@ -11,6 +11,7 @@
 #define __device__
 #define __forceinline__ inline
 #define __global__
+#define __launch_bounds__(...)
 #define __shared__ static
 struct Dim3 { unsigned x, y, z; };
 static Dim3 blockIdx, threadIdx, blockDim;
@@ -34,3 +35,6 @@ template <class T> T __shfl_down_sync(unsigned, T v, int) { return v; }
 static void __syncthreads() {}
 struct int4 { int x, y, z, w; };
 using std::isfinite;
+struct int2 { int x, y; };
+// The tile kernel's records (kernels/order2.cu): one block of one thread at a time.
+#define PYCNO_HOST_SHARED static unsigned char pycno_tile_records[1 << 16];

@@ -1,9 +1,10 @@
 // The order-2 kernels of kernels/order2.cu (and the time step of solver.cu) run on the host,
 // one thread after another, over a layout that tests/kernels_host.rs writes into a
-// directory: `steps DIR f32|f64 STEPS GAMMA` takes STEPS second-order steps as
-// src/solver/cuda/order2.rs launches them (reconstruct, edge2, dt at the first stage, update2,
-// the buffer sets swapped after each stage) and writes the state, the time steps, the flags,
-// and the edge values of a reconstruction of the final state.
+// directory: `steps DIR f32|f64 STEPS GAMMA [tiles]` takes STEPS second-order steps as
+// src/solver/cuda/order2.rs launches them (reconstruct and edge2, or with `tiles` the tile
+// kernel over the tiles written there; dt at the first stage, update2, the buffer sets swapped
+// after each stage) and writes the state, the time steps, the flags, and the edge values of a
+// reconstruction of the final state.
 #include "prelude.h"
 #include "kernels.cu"
 template <class T> std::vector<T> readv(const std::string& p) { FILE* f = fopen(p.c_str(), "rb"); fseek(f, 0, SEEK_END); long s = ftell(f); fseek(f, 0, SEEK_SET); std::vector<T> v(s / sizeof(T) + 1); fread(v.data(), 1, s, f); fclose(f); v.resize(s / sizeof(T)); return v; }
@@ -13,7 +14,8 @@ template <class T> void run(const std::string& d, int steps, double gamma,
                             void (*rec)(Arrays<T>, Order2Arrays<T>, Model<T>, int, int, int),
                             void (*edge)(Arrays<T>, Order2Arrays<T>, Model<T>, int, int, T),
                             void (*dtk)(Arrays<T>, T),
-                            void (*upd)(Arrays<T>, Order2Arrays<T>, Model<T>, T, int)) {
+                            void (*upd)(Arrays<T>, Order2Arrays<T>, Model<T>, T, int),
+                            void (*tile)(Arrays<T>, Order2Arrays<T>, TileArrays<T>, Model<T>, int, T), bool tiled) {
     auto hdr = readv<long long>(d + "/hdr.bin");
     int nc = hdr[0], no = hdr[1], ne = hdr[2];
     auto mb = readv<char>(d + "/model.bin");
@@ -25,6 +27,11 @@ template <class T> void run(const std::string& d, int steps, double gamma,
     std::vector<Boundary<T>> bnd(bb.size() / sizeof(Boundary<T>)); memcpy(bnd.data(), bb.data(), bb.size());
     auto across = readv<int>(d + "/across.bin"); auto wr = readv<T>(d + "/wr.bin"); auto ln = readv<T>(d + "/ln.bin"); auto depth = readv<T>(d + "/depth.bin");
     auto recon = readv<unsigned char>(d + "/recon.bin");
+    std::vector<int> nf, need, ef, tec, tloc; std::vector<T> tnl;
+    if (tiled) { nf = readv<int>(d + "/need_first.bin"); need = readv<int>(d + "/need.bin"); ef = readv<int>(d + "/edge_first.bin");
+                 tec = readv<int>(d + "/tec.bin"); tloc = readv<int>(d + "/tloc.bin"); tnl = readv<T>(d + "/tnl.bin"); }
+    TileArrays<T> ta = {nf.data(), need.data(), ef.data(), (int4*)tec.data(), (int2*)tloc.data(), (V2<T>*)tnl.data()};
+    int ntiles = tiled ? (int)nf.size() - 1 : 0;
     std::vector<T> acc(24 * (size_t)nc, T(0)), faces(24 * (size_t)nc, T(0)), interior(4 * (size_t)(nc > 0 ? nc : 1), T(0)), cor(1, T(0));
     unsigned long long scratch[3] = {~0ull, 0, 0};
     double t = 0;
@@ -34,9 +41,13 @@ template <class T> void run(const std::string& d, int steps, double gamma,
             Arrays<T> a = {(V4<T>*)v1.data(), (V4<T>*)v2.data(), (V4<T>*)o1.data(), (V4<T>*)o2.data(), (V2<T>*)lo.data(), (V2<T>*)olo.data(),
                            (int4*)ec.data(), (V2<T>*)en.data(), (V4<T>*)acc.data(), bnd.data(), scratch, nc, no, 0, cor.data()};
             Order2Arrays<T> o = {(V4<T>*)faces.data(), (V4<T>*)interior.data(), across.data(), (V4<T>*)wr.data(), (V2<T>*)ln.data(), depth.data(), recon.data(), nc};
-            each<T>(nc, [&] { rec(a, o, m, 0, nc, 3); });
             double te = stage == 0 ? t : t + dts.back();
-            each<T>(ne, [&] { edge(a, o, m, 0, ne, (T)te); });
+            if (tiled) {
+                each<T>(ntiles, [&] { tile(a, o, ta, m, 0, (T)te); });
+            } else {
+                each<T>(nc, [&] { rec(a, o, m, 0, nc, 3); });
+                each<T>(ne, [&] { edge(a, o, m, 0, ne, (T)te); });
+            }
             if (stage == 0) {
                 each<T>(no, [&] { dtk(a, (T)(2.0 * gamma)); });
                 T dtv; if (sizeof(T) == 4) { unsigned u = (unsigned)scratch[0]; memcpy(&dtv, &u, 4); } else { memcpy(&dtv, &scratch[0], 8); }
@@ -62,6 +73,7 @@ template <class T> void run(const std::string& d, int steps, double gamma,
 }
 int main(int argc, char** argv) {
     std::string d = argv[1], p = argv[2]; int steps = atoi(argv[3]); double gamma = atof(argv[4]);
-    if (p == "f32") run<float>(d, steps, gamma, reconstruct_f32, edge2_f32, dt_f32, update2_f32);
-    else run<double>(d, steps, gamma, reconstruct_f64, edge2_f64, dt_f64, update2_f64);
+    bool tiled = argc > 5 && std::string(argv[5]) == "tiles";
+    if (p == "f32") run<float>(d, steps, gamma, reconstruct_f32, edge2_f32, dt_f32, update2_f32, tile2_f32, tiled);
+    else run<double>(d, steps, gamma, reconstruct_f64, edge2_f64, dt_f64, update2_f64, tile2_f64, tiled);
 }

@@ -7,7 +7,8 @@
 //! - [`timing`]: per-kernel timing for `bench --profile`;
 //! - [`probe`]: running single physics functions on the GPU, for the tests;
 //! - [`resident`]: many steps as one CUDA graph, read back once;
-//! - [`order2`]: second order (`physics.order = 2`), device-resident on one rank;
+//! - [`order2`]: second order (`physics.order = 2`), device-resident on one rank, and
+//!   [`tiles`], its fused reconstruction and edge pass;
 //! - [`ipc`]: the halo exchange from GPU to GPU and the time step's minimum over the GPUs by
 //!   the kernels' own stores over NVLink (one node), so several GPUs run device-resident;
 //! - [`nccl`], [`peer`]: the same with NCCL, where the stores cannot be set up.
@@ -21,6 +22,7 @@ pub mod order2;
 pub mod peer;
 pub mod probe;
 pub mod resident;
+pub mod tiles;
 pub mod timing;
 
 pub use device::{copy_bandwidth, device_count, probe};

@@ -12,11 +12,12 @@
 //! `order2.cu`.
 
 use super::launch::{address, grid, CudaReal};
+use super::tiles::Tiles;
 use super::{timing, CudaBackend};
 use crate::solver::backend::{Cells, StepContext};
 use crate::solver::layout::{reconstruction_sets, Layout};
 use anyhow::{bail, Context, Result};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchConfig, PushKernelArg};
 use std::ops::Range;
 
 /// `Order2Arrays<T>` of `kernels/order2.cu`: device pointers, passed by value.
@@ -35,11 +36,88 @@ pub struct Order2Device {
 // SAFETY: #[repr(C)], integers only, mirrored in kernels/order2.cu.
 unsafe impl DeviceRepr for Order2Device {}
 
+/// `TileArrays<T>` of `kernels/order2.cu`: device pointers, passed by value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TileDevice {
+    pub need_first: u64,
+    pub need: u64,
+    pub edge_first: u64,
+    pub tec: u64,
+    pub tloc: u64,
+    pub tnl: u64,
+}
+// SAFETY: #[repr(C)], integers only, mirrored in kernels/order2.cu.
+unsafe impl DeviceRepr for TileDevice {}
+
+/// Threads of a tile's block, and its most edges and cells (`tiles.rs`): 256 in float32 (the
+/// kernel's register cap is for blocks of 256, `kernels/order2.cu`), 128 in float64 where
+/// tiles are asked for (174 registers a thread: two blocks a multiprocessor). `PYCNO_TILE_THREADS` to try others (a
+/// multiple of 32, at most 256: the kernel's bound, and the records of 256 cells in float64
+/// fill the 48 KB of shared memory a block gets without asking).
+fn tile_threads(float_bytes: usize) -> usize {
+    std::env::var("PYCNO_TILE_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| (32..=256).contains(&n) && n % 32 == 0)
+        .unwrap_or(if float_bytes == 4 { 256 } else { 128 })
+}
+
+/// Whether the reconstruction and the edge pass run as one kernel over tiles (`tile2`) or as
+/// two (`reconstruct`, `edge2`), for a float of `float_bytes`: tiles in float32, where they
+/// are 7-9% faster at 10^6 and 10^7 cells and up to 27% on smaller meshes, two kernels in
+/// float64, where the tile kernel (174 registers a thread) was 25% slower at 10^6 cells (an
+/// H200, BENCHMARKS.md). `PYCNO_ORDER2_TILES=1` or `0` forces either; the results are the same
+/// bits (`tools/order2-gpu-check.sh`).
+fn tiles_on(float_bytes: usize) -> bool {
+    match std::env::var("PYCNO_ORDER2_TILES").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => float_bytes == 4,
+    }
+}
+
+/// The tiles on the device.
+struct DeviceTiles<T> {
+    need_first: CudaSlice<i32>,
+    need: CudaSlice<i32>,
+    edge_first: CudaSlice<i32>,
+    tec: CudaSlice<i32>,
+    tloc: CudaSlice<i32>,
+    tnl: CudaSlice<T>,
+    plan: Tiles<T>,
+    threads: usize,
+}
+
+impl<T: CudaReal> DeviceTiles<T> {
+    fn device(&self, s: &CudaStream) -> TileDevice {
+        TileDevice {
+            need_first: address(&self.need_first, s),
+            need: address(&self.need, s),
+            edge_first: address(&self.edge_first, s),
+            tec: address(&self.tec, s),
+            tloc: address(&self.tloc, s),
+            tnl: address(&self.tnl, s),
+        }
+    }
+    /// The launch of tiles `tiles`: a block each, its records in dynamic shared memory.
+    fn config(&self, tiles: &Range<usize>) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: (tiles.len() as u32, 1, 1),
+            block_dim: (self.threads as u32, 1, 1),
+            shared_mem_bytes: (self.threads * 6 * 4 * std::mem::size_of::<T>()) as u32,
+        }
+    }
+}
+
 /// What second order adds to the backend (`CudaBackend::with_order`).
 pub struct Order2<T> {
     reconstruct_fn: CudaFunction,
     edge_fn: CudaFunction,
     update_fn: CudaFunction,
+    tile_fn: CudaFunction,
+    /// The fused reconstruction and edge pass, unless `PYCNO_ORDER2_TILES=0`.
+    tiles: Option<DeviceTiles<T>>,
     /// Six float4 records per cell: `[6 cell + 2 slot + layer]` (`order2.cu`).
     faces: CudaSlice<T>,
     /// The cell-interior terms, a float4 each.
@@ -124,11 +202,36 @@ impl<T: CudaReal> CudaBackend<T> {
         let depth: Vec<T> = lay.v1.iter().map(|r| r[3]).chain(std::iter::once(T::zero())).collect();
         let s = &self.stream;
         let up = |what: &str, e: DriverError| anyhow::anyhow!("cannot upload {what} to {}: {e}", self.device);
+        let tiles = if tiles_on(std::mem::size_of::<T>()) {
+            let threads = tile_threads(std::mem::size_of::<T>());
+            let splits = [0, lay.n_inner_edges.min(self.n_edges), self.n_edges];
+            let plan = Tiles::build(&lay.edge_cells, &lay.edge_normal, cells, &splits, threads);
+            // At least one element each: no allocation may be empty.
+            let ints =
+                |v: &[i32]| s.clone_htod(if v.is_empty() { &[0][..] } else { v }).map_err(|e| up("the tiles", e));
+            let tnl: Vec<T> = plan.tnl.iter().flatten().copied().chain(std::iter::once(T::zero())).collect();
+            Some(DeviceTiles {
+                need_first: ints(&plan.need_first)?,
+                need: ints(&plan.need)?,
+                edge_first: ints(&plan.edge_first)?,
+                tec: ints(bytemuck::cast_slice(&plan.tec))?,
+                tloc: ints(bytemuck::cast_slice(&plan.tloc))?,
+                tnl: s.clone_htod(&tnl).map_err(|e| up("the tiles", e))?,
+                plan,
+                threads,
+            })
+        } else {
+            None
+        };
+        // The tiles write no edge values.
+        let face_words = if tiles.is_some() { 24 } else { 24 * all };
         let o = Order2 {
             reconstruct_fn: f("reconstruct")?,
             edge_fn: f("edge2")?,
             update_fn: f("update2")?,
-            faces: s.alloc_zeros::<T>(24 * all).map_err(|e| up("the edge values", e))?,
+            tile_fn: f("tile2")?,
+            tiles,
+            faces: s.alloc_zeros::<T>(face_words).map_err(|e| up("the edge values", e))?,
             interior: s.alloc_zeros::<T>(4 * all).map_err(|e| up("the cell-interior terms", e))?,
             across: s.clone_htod(&across).map_err(|e| up("the neighbours", e))?,
             wr: s.clone_htod(&wr).map_err(|e| up("the stencils", e))?,
@@ -147,6 +250,18 @@ impl<T: CudaReal> CudaBackend<T> {
         self.order2().device(&self.stream)
     }
 
+    /// The tiles covering the edges `edges` as the tile kernel takes them (arrays, launch,
+    /// first tile), or None where the reconstruction and the edge pass are two kernels.
+    pub(super) fn order2_tiles(&self, edges: Range<usize>) -> Result<Option<(TileDevice, LaunchConfig, i32)>> {
+        let Some(tiles) = &self.order2().tiles else {
+            return Ok(None);
+        };
+        let Some(run) = tiles.plan.covering(&edges) else {
+            bail!("second order on {}: no tiles cover the edges {edges:?}", self.device);
+        };
+        Ok(Some((tiles.device(&self.stream), tiles.config(&run), run.start as i32)))
+    }
+
     fn order2(&self) -> &Order2<T> {
         self.order2.as_ref().expect("second order set up by with_order")
     }
@@ -154,6 +269,10 @@ impl<T: CudaReal> CudaBackend<T> {
     /// The reconstruction of the cells `cells` covers (`reconstruct_{T}` over a range of
     /// cells, each thread skipping a cell outside the set).
     pub(super) fn order2_reconstruct(&mut self, cells: Cells) -> Result<()> {
+        if self.order2().tiles.is_some() {
+            // The tile kernel reconstructs the cells of its edges (order2_edges).
+            return Ok(());
+        }
         let (range, want) = cells.span(self.n_cells, self.n_owned, &self.order2().outer);
         if range.is_empty() {
             return Ok(());
@@ -171,6 +290,17 @@ impl<T: CudaReal> CudaBackend<T> {
     /// The edge pass over `edges` at time `t`, between the cells' reconstructed edge values.
     pub(super) fn order2_edges(&mut self, edges: Range<usize>, t: f64) -> Result<()> {
         let (a, o, m, t) = (self.arrays(), self.order2().device(&self.stream), self.model, T::c(t));
+        if let Some((ta, cfg, first)) = self.order2_tiles(edges.clone())? {
+            if cfg.grid_dim.0 == 0 {
+                return Ok(());
+            }
+            return self.launch(timing::TILE2, |s| {
+                let mut l = s.stream.launch_builder(&s.order2().tile_fn);
+                l.arg(&a).arg(&o).arg(&ta).arg(&m).arg(&first).arg(&t);
+                // SAFETY: the arguments of tile2_{f32,f64} in kernels/order2.cu, in order.
+                unsafe { l.launch(cfg) }.map(|_| ())
+            });
+        }
         let (b, e) = (edges.start as i32, edges.end as i32);
         self.launch(timing::EDGE2, |s| {
             let mut l = s.stream.launch_builder(&s.order2().edge_fn);

@@ -154,6 +154,7 @@ pub struct ResidentFns {
     /// Second order's stages (`PYCNO_RESIDENT2` in `kernels/resident.cu`).
     reconstruct2: CudaFunction,
     edge2: CudaFunction,
+    tile2: CudaFunction,
     update2: CudaFunction,
 }
 
@@ -171,6 +172,7 @@ impl ResidentFns {
             finalize: f("finalize")?,
             reconstruct2: f("reconstruct")?,
             edge2: f("edge2")?,
+            tile2: f("tile2")?,
             update2: f("update2")?,
         })
     }
@@ -314,18 +316,26 @@ impl<T: CudaReal> CudaBackend<T> {
         let (m, o) = (self.model, self.order2_device());
         let (cells, want) = (self.n_cells as i32, i32::from(INNER | OUTER));
         let (ne, finalize) = (self.n_edges as i32, 1i32);
+        let tiles = self.order2_tiles(0..self.n_edges)?;
         for step in 0..k {
             for stage in 0..2i32 {
                 let a: DeviceArrays = self.home[(parity + stage as usize) % 2];
-                // reconstruct_resident_{f32,f64}(a, o, m, begin, end, want, c, k, stage, early)
                 let zero = 0i32;
-                let args = [arg(&a), arg(&o), arg(&m), arg(&zero), arg(&cells), arg(&want), arg(&c), arg(&step)];
-                let args = [&args[..], &[arg(&stage), arg(&early)]].concat();
-                q.kernel(&fns.reconstruct2, grid(self.n_cells), &args, "the reconstruction kernel")?;
-                // edge2_resident_{f32,f64}(a, o, m, e_begin, e_end, c, k, stage, early)
-                let args = [arg(&a), arg(&o), arg(&m), arg(&zero), arg(&ne), arg(&c), arg(&step), arg(&stage)];
-                let args = [&args[..], &[arg(&early)]].concat();
-                q.kernel(&fns.edge2, grid(self.n_edges), &args, "the edge kernel")?;
+                if let Some((ta, cfg, first)) = &tiles {
+                    // tile2_resident_{f32,f64}(a, o, ta, m, tile_begin, c, k, stage, early)
+                    let args = [arg(&a), arg(&o), arg(ta), arg(&m), arg(first), arg(&c), arg(&step), arg(&stage)];
+                    let args = [&args[..], &[arg(&early)]].concat();
+                    q.kernel(&fns.tile2, *cfg, &args, "the reconstruction and edge kernel")?;
+                } else {
+                    // reconstruct_resident_{f32,f64}(a, o, m, begin, end, want, c, k, stage, early)
+                    let args = [arg(&a), arg(&o), arg(&m), arg(&zero), arg(&cells), arg(&want), arg(&c), arg(&step)];
+                    let args = [&args[..], &[arg(&stage), arg(&early)]].concat();
+                    q.kernel(&fns.reconstruct2, grid(self.n_cells), &args, "the reconstruction kernel")?;
+                    // edge2_resident_{f32,f64}(a, o, m, e_begin, e_end, c, k, stage, early)
+                    let args = [arg(&a), arg(&o), arg(&m), arg(&zero), arg(&ne), arg(&c), arg(&step), arg(&stage)];
+                    let args = [&args[..], &[arg(&early)]].concat();
+                    q.kernel(&fns.edge2, grid(self.n_edges), &args, "the edge kernel")?;
+                }
                 if stage == 0 {
                     // dt_resident_{f32,f64}(a, two_gamma, c, finalize, early)
                     let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize), arg(&early)];

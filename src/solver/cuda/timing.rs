@@ -7,13 +7,14 @@ use std::sync::Arc;
 
 /// The kernels a step launches, in the order of [`KernelTiming`]'s arrays: the first order's,
 /// then second order's (`order2.rs`: the reconstruction, the edge pass and the two stages'
-/// updates, which move different bytes).
-pub const KERNELS: [&str; 7] = ["edge", "dt", "update", "reconstruct", "edge2", "stage1", "stage2"];
+/// updates, which move different bytes; `tile2`, the reconstruction and edge pass in one).
+pub const KERNELS: [&str; 8] = ["edge", "dt", "update", "reconstruct", "edge2", "stage1", "stage2", "tile2"];
 /// Indices into [`KERNELS`] of second order's kernels.
 pub const RECONSTRUCT: usize = 3;
 pub const EDGE2: usize = 4;
 pub const STAGE1: usize = 5;
 pub const STAGE2: usize = 6;
+pub const TILE2: usize = 7;
 const N: usize = KERNELS.len();
 
 pub struct KernelTiming {

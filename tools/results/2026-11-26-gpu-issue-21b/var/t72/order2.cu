@@ -1,0 +1,327 @@
+// Second order on the GPU (physics.order = 2, issue 21): the mirror of
+// CpuBackend's order-2 reconstruct, process_edges and stage_update (src/solver/cpu.rs) over
+// the physics of reconstruct.cuh. A stage is three launches (four at the first stage, with the
+// time step of solver.cu): reconstruct, edge2, (dt), update2. The host side is
+// src/solver/cuda/order2.rs; Order2Arrays is mirrored there by Order2Device. The host drives
+// these kernels step by step; the device-resident steps (resident.cu, PYCNO_RESIDENT2) call
+// the same functions under the control block.
+//
+// Device layout, chosen for the bytes each kernel moves (float size s; per cell, with about
+// 1.5 edges per cell; src/solver/layout.rs kernel_bytes counts them):
+// - faces[6 * cell + 2 * slot + layer] = (d1, q1x, q1y, h1) / (d2, q2x, q2y, h2): the cell's
+//   reconstructed stored numbers at the midpoint of its edge `slot`. An edge reads the two
+//   records of each of its cells' slots, each with an aligned vector load: adjacent, they are
+//   one 32-byte sector in float32 (two in float64), all of it used, where slot-major records
+//   (like the accumulators) would put them in two sectors, each half used unless the next
+//   cell's edge at the same slot comes while it is cached (the array, 96 MB at 10^6 cells,
+//   does not fit the L2). The reconstruction writes a cell's six records together (a warp's
+//   stores cover 3 KB contiguously). The fourth lane holds the cell's MEAN thickness
+//   of that layer (side_h1, side_h2 of its state): what the positivity check of edge_flux
+//   compares the mass flux with, which the edge kernel would otherwise read from v1 and v2
+//   (2 x 4s per side). Only where that check fails (rare: steep fronts) are the means read.
+// - interior[cell] = (layer-1 x, y, layer-2 x, y): the cell-interior term, written by the
+//   reconstruction (it depends only on the stage's input state and the gradients) and added
+//   by the update, which so never reads gradients (4s instead of 12s).
+// - across[3 * cell + slot] (Layout::across), wr[slot * n_cells + cell] = (w_x, w_y, r_x, r_y)
+//   (the stencil's least-squares weights and midpoint offset, one vector load per slot),
+//   ln[slot * n_cells + cell] (outward normal times length: read only at boundary slots,
+//   where the ghost needs the normal), depth[cell] (constant: the edge kernel's Side.depth,
+//   s per cell instead of the 4s record of v1), recon[cell] (which reconstruction covers the
+//   cell: layout::reconstruction_sets; on several ranks the receive block's first ring is
+//   reconstructed here too, from the same numbers as on its owner, and the inner cells while
+//   the halo travels). Every local cell has its entries.
+// Bytes per cell (f32): reconstruct 12 + 48s = 204 (v1, v2 of the cell, its neighbours' from
+// cache; across; wr; faces and interior written); edge2 about 1.5 (16 + 2s) + 25s + 3 x 8s =
+// 232 (ecells, enormal, faces and depth read, accumulators written); update2 48s = 192 at
+// stage 1 (the first order's 44s and the interior term) and 58s = 232 at stage 2 (also the
+// step's start, read from the buffers it then writes).
+//
+// Buffer sets, as on the CPU (which keeps the stage's start in `other` and swaps): stage 1
+// reads (v1, v2, lo) = W_n and writes (o1, o2, olo) = W*, then the host swaps: v = W*,
+// o = W_n. Stage 2 reads v = W* and the step's start from o = W_n, and writes W_{n+1} over it
+// in place (each thread reads its cell's start before writing it), then the host swaps:
+// v = W_{n+1}, o = W* (previous_state, as on the CPU).
+
+template <typename T> struct Order2Arrays {
+    V4<T>* faces;                // faces[6 * cell + 2 * slot + layer]
+    V4<T>* interior;             // interior[cell]
+    const int* across;           // across[3 * cell + slot]
+    const V4<T>* wr;             // wr[slot * n_cells + cell] = (w_x, w_y, r_x, r_y)
+    const V2<T>* ln;             // ln[slot * n_cells + cell] = outward normal times length
+    const T* depth;              // depth[cell]
+    const unsigned char* recon;  // recon[cell]: 1 inner, 2 outer, 0 not reconstructed
+    long long n_cells;
+};
+
+// The side of a cell at an edge midpoint from its two face records over its depth.
+template <typename T> __device__ __forceinline__ Side<T> face_side(const V4<T>& f1, const V4<T>& f2, T depth) {
+    Side<T> s;
+    s.d1 = f1.x; s.q1x = f1.y; s.q1y = f1.z;
+    s.d2 = f2.x; s.q2x = f2.y; s.q2y = f2.z;
+    s.depth = depth;
+    return s;
+}
+
+// Cell c's limited reconstruction (rc_cell) from its records and its neighbours' (ghosts at
+// boundary slots), written as its three slots' face records (out[2 * slot + layer]) with its
+// mean thicknesses in the fourth lanes, and its cell-interior term (*interior).
+template <typename T>
+__device__ __forceinline__ void reconstruct_cell(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                                 const int* __restrict__ across, const V4<T>* __restrict__ wr,
+                                                 const V2<T>* __restrict__ ln, long long n, int c, const Model<T>& m,
+                                                 V4<T>* out, V4<T>* interior) {
+    V4<T> a = v1[c], b = v2[c];
+    int o[3];
+    V4<T> na[3], nb[3];
+    V2<T> l[3];
+    T w[3][2], r[3][2];
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        o[k] = across[3 * c + k];
+        V4<T> s = wr[(long long)k * n + c];
+        w[k][0] = s.x; w[k][1] = s.y; r[k][0] = s.z; r[k][1] = s.w;
+        na[k] = a; nb[k] = b;
+        l[k].x = T(0); l[k].y = T(0);
+        if (o[k] >= 0) {
+            na[k] = v1[o[k]];
+            nb[k] = v2[o[k]];
+        } else {
+            l[k] = ln[(long long)k * n + c];
+        }
+    }
+    T g[RC_VARS][2], f[3][RC_VARS];
+    rc_cell(m, a, b, o, na, nb, w, r, l, g, f);
+    // The mean thicknesses, as side_h1 and side_h2 compute them (the positivity check).
+    T h1 = a.x + m.ref_h1, h2 = (b.x + m.ref_interface) + a.w;
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        V4<T> f1 = {f[k][0], f[k][1], f[k][2], h1};
+        V4<T> f2 = {f[k][3], f[k][4], f[k][5], h2};
+        out[2 * k] = f1;
+        out[2 * k + 1] = f2;
+    }
+    // The cell's numbers as the CPU's update hands them to interior (only s and d2 are read).
+    T u[RC_VARS] = {a.x + b.x, a.y, a.z, b.x, b.y, b.z};
+    T e[RC_VARS];
+    rc_interior(m, u, a.w, b.w, g, e);
+    V4<T> in = {e[1], e[2], e[4], e[5]};
+    *interior = in;
+}
+
+// One thread per cell of begin..end whose recon bits meet `want` (reconstruct_cell).
+template <typename T>
+__device__ __forceinline__ void reconstruct_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                                   const int* __restrict__ across, const V4<T>* __restrict__ wr,
+                                                   const V2<T>* __restrict__ ln, const unsigned char* __restrict__ recon,
+                                                   V4<T>* __restrict__ faces, V4<T>* __restrict__ interior,
+                                                   long long n, int begin, int end, int want, const Model<T>& m) {
+    int c = begin + blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= end || (recon[c] & want) == 0) return;
+    reconstruct_cell(v1, v2, across, wr, ln, n, c, m, faces + 6 * (long long)c, interior + c);
+}
+
+// Edge ec (normal times length nl): edge_flux (or edge_boundary_flux) between the face
+// records fi of its cell i and fj of its cell j (each a cell's six records; fj unused at a
+// boundary), written to the accumulators as the first-order edge kernel writes them; whether
+// the flux fell back to hyperbolicity's. An interior edge whose face records hold no water on
+// either side writes the two quiet words of solver.cu: the CPU's edge_flux then takes
+// numerical_flux of those records, dry_flux's first return (all zeros, speed 0), which the
+// positivity check passes, so the zeros the quiet words stand for are the CPU's words bit for
+// bit (+0 for cell i, -0 = -(len * 0) for cell j, Z = 0).
+template <typename T>
+__device__ __forceinline__ bool edge2_at(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2, int4 ec,
+                                         V2<T> nl, const Boundary<T>* __restrict__ boundaries, const V4<T>* fi_rec,
+                                         const V4<T>* fj_rec, const T* __restrict__ depth, V4<T>* __restrict__ acc,
+                                         long long stride, const Model<T>& m, T t) {
+    T len = rt_sqrt(nl.x * nl.x + nl.y * nl.y);
+    T nx = nl.x / len, ny = nl.y / len;
+    V4<T> a1 = fi_rec[2 * ec.z], a2 = fi_rec[2 * ec.z + 1];
+    Side<T> fi = face_side(a1, a2, depth[ec.x]);
+    // The means, read only where the positivity check fails.
+    auto ci = [&]() { return load_side(v1[ec.x], v2[ec.x]); };
+    EdgeFlux<T> f;
+    bool quiet = false;
+    if (ec.y < 0) {
+        f = rc_edge_boundary_flux(m, boundaries[ec.w], fi, a1.w, a2.w, ci, nx, ny, t);
+    } else {
+        V4<T> b1 = fj_rec[2 * ec.w], b2 = fj_rec[2 * ec.w + 1];
+        Side<T> fj = face_side(b1, b2, depth[ec.y]);
+        auto cj = [&]() { return load_side(v1[ec.y], v2[ec.y]); };
+        quiet = dry_edge(m, fi, fj);
+        if (!quiet) f = rc_edge_flux(m, fi, fj, a1.w, a2.w, b1.w, b2.w, ci, cj, nx, ny);
+    }
+    if (quiet) {
+        V4<T> qa = {T(0), T(0), T(0), T(-1)};
+        V4<T> qc = {-T(0), -T(0), -T(0), T(-1)};
+        acc[(2 * ec.z) * stride + ec.x] = qa;
+        acc[(2 * ec.w) * stride + ec.y] = qc;
+        return false;
+    }
+    T z = len * f.speed;
+    V4<T> wa = {len * f.i[0], len * f.i[1], len * f.i[2], z};
+    V4<T> wb = {len * f.i[3], len * f.i[4], len * f.i[5], T(0)};
+    acc[(2 * ec.z) * stride + ec.x] = wa;
+    acc[(2 * ec.z + 1) * stride + ec.x] = wb;
+    if (ec.y >= 0) {
+        V4<T> wc = {-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z};
+        V4<T> wd = {-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T(0)};
+        acc[(2 * ec.w) * stride + ec.y] = wc;
+        acc[(2 * ec.w + 1) * stride + ec.y] = wd;
+    }
+    return f.fallback;
+}
+
+// One thread per edge of e_begin..e_end between the face records of the reconstruction
+// kernel (edge2_at).
+template <typename T>
+__device__ __forceinline__ void edge2_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                             const int4* __restrict__ ecells, const V2<T>* __restrict__ enormal,
+                                             const Boundary<T>* __restrict__ boundaries,
+                                             const V4<T>* __restrict__ faces, const T* __restrict__ depth,
+                                             V4<T>* __restrict__ acc, long long stride, int e_begin, int e_end,
+                                             const Model<T>& m, T t, unsigned long long* __restrict__ scratch) {
+    int e = e_begin + blockIdx.x * blockDim.x + threadIdx.x;
+    bool fallback = false;
+    if (e < e_end) {
+        int4 ec = ecells[e];
+        const V4<T>* fj = faces + 6 * (long long)(ec.y < 0 ? ec.x : ec.y);
+        fallback = edge2_at(v1, v2, ec, enormal[e], boundaries, faces + 6 * (long long)ec.x, fj, depth, acc, stride,
+                            m, t);
+    }
+    unsigned int k = __popc(__ballot_sync(0xffffffffu, fallback));
+    if ((threadIdx.x & 31) == 0 && k != 0) atomicAdd(&scratch[2], (unsigned long long)k);
+}
+
+// Reconstruction and edge pass in one kernel, a block per tile (src/solver/cuda/tiles.rs):
+// the block reconstructs the tile's cells (need[need_first[tile]..], at most blockDim.x: the
+// endpoints of its edges) into shared memory, then takes its edges (at most blockDim.x, in
+// tile order: tec = the edge's ecells, tloc = its cells' places in the tile, tnl = its normal)
+// between those records. The edge values so never reach device memory (the 96 bytes a cell
+// writes and the edge kernel reads back at each stage); a cell next to another tile's edges
+// is reconstructed there too, from the same numbers with the same code, so its records are the
+// same bits. Each tile writes the interior terms of its cells (the same bits wherever
+// written). The accumulators are edge2_kernel's words.
+template <typename T> struct TileArrays {
+    const int* need_first;  // per tile, into need; one more at the end
+    const int* need;        // the cells each tile reconstructs
+    const int* edge_first;  // per tile, into tec, tloc, tnl; one more at the end
+    const int4* tec;        // (i, j, slot_i, slot_j or boundary entry), as ecells
+    const int2* tloc;       // (place of i, place of j) in the tile's records
+    const V2<T>* tnl;       // normal times length, as enormal
+};
+template <typename T>
+__device__ __forceinline__ void tile2_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                             const Boundary<T>* __restrict__ boundaries, const Order2Arrays<T>& o,
+                                             const TileArrays<T>& ta, V4<T>* __restrict__ acc, long long stride,
+                                             int tile, const Model<T>& m, T t,
+                                             unsigned long long* __restrict__ scratch, V4<T>* records) {
+    int n0 = ta.need_first[tile], n1 = ta.need_first[tile + 1];
+    for (int k = threadIdx.x; k < n1 - n0; k += blockDim.x) {
+        int c = ta.need[n0 + k];
+        reconstruct_cell(v1, v2, o.across, o.wr, o.ln, o.n_cells, c, m, records + 6 * k, o.interior + c);
+    }
+    __syncthreads();
+    int e0 = ta.edge_first[tile], e1 = ta.edge_first[tile + 1];
+    unsigned int fallbacks = 0;
+    for (int q = threadIdx.x; q < e1 - e0; q += blockDim.x) {
+        int2 p = ta.tloc[e0 + q];
+        fallbacks += edge2_at(v1, v2, ta.tec[e0 + q], ta.tnl[e0 + q], boundaries, records + 6 * p.x,
+                              records + 6 * p.y, o.depth, acc, stride, m, t)
+                         ? 1u
+                         : 0u;
+    }
+    if (fallbacks != 0) atomicAdd(&scratch[2], (unsigned long long)fallbacks);
+}
+
+// A stage's update (CpuBackend::stage_update at order 2): the first order's update of
+// solver.cu with the cell-interior term added to the momenta's sums, then the sources; at the
+// second stage (second != 0), Heun's average with the step's start (W_n + W**)/2 as W_n plus
+// half the difference, the thickness deviations with their low parts by add_compensated, so
+// that a cell at rest keeps its numbers bit for bit; then settle. Reads (v1, v2, lo), writes
+// (o1, o2, olo); at the second stage it first reads the step's start from (o1, o2, olo), each
+// thread its own cell's words (so o1, o2, olo are one pointer each, read and written).
+template <typename T>
+__device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                               const V2<T>* __restrict__ lo, V4<T>* __restrict__ o1,
+                                               V4<T>* __restrict__ o2, V2<T>* __restrict__ olo,
+                                               const V4<T>* __restrict__ acc, const V4<T>* __restrict__ interior,
+                                               long long stride, int n, const Model<T>& m, T dt,
+                                               unsigned long long* __restrict__ scratch,
+                                               const T* __restrict__ coriolis, int second) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
+    if (c >= n) return;
+    V4<T> a = v1[c], b = v2[c];
+    V2<T> l = lo[c];
+    V4<T> s0 = acc[c], s2 = acc[2 * stride + c], s4 = acc[4 * stride + c];
+    V4<T> t1 = layer2_word(acc, s0, stride + c), t3 = layer2_word(acc, s2, 3 * stride + c),
+          t5 = layer2_word(acc, s4, 5 * stride + c);
+    V4<T> e = interior[c];
+    T k = div_rn(dt, b.w);
+    // Slots summed (0 + 1) + 2, then the interior term, as on the CPU; the thicknesses exactly
+    // as in the first-order update (no interior term: it has no mass rows).
+    add_compensated(a.x, l.x, -mul_rn(k, s0.x + s2.x + s4.x), a.x, l.x);
+    add_compensated(b.x, l.y, -mul_rn(k, t1.x + t3.x + t5.x), b.x, l.y);
+    a.y = a.y - k * ((s0.y + s2.y + s4.y) + e.x);
+    a.z = a.z - k * ((s0.z + s2.z + s4.z) + e.y);
+    b.y = b.y - k * ((t1.y + t3.y + t5.y) + e.z);
+    b.z = b.z - k * ((t1.z + t3.z + t5.z) + e.w);
+    Side<T> s = load_side(a, b);
+    if (has_sources(m)) source_at(m, s, dt, m.coriolis_per_cell ? coriolis[c] : m.coriolis_f);
+    if (second) {
+        // The step's start W_n (these buffers), and Heun's average with it.
+        V4<T> sa = o1[c], sb = o2[c];
+        V2<T> sl = olo[c];
+        Side<T> st = load_side(sa, sb);
+        const T half = T(0.5);
+        T inc1 = mul_rn(half, add_rn(sub_rn(s.d1, st.d1), sub_rn(l.x, sl.x)));
+        T inc2 = mul_rn(half, add_rn(sub_rn(s.d2, st.d2), sub_rn(l.y, sl.y)));
+        add_compensated(st.d1, sl.x, inc1, s.d1, l.x);
+        add_compensated(st.d2, sl.y, inc2, s.d2, l.y);
+        s.q1x = st.q1x + half * (s.q1x - st.q1x);
+        s.q1y = st.q1y + half * (s.q1y - st.q1y);
+        s.q2x = st.q2x + half * (s.q2x - st.q2x);
+        s.q2y = st.q2y + half * (s.q2y - st.q2y);
+    }
+    // Vanishing layers and the admissibility check (wetdry.cuh).
+    bool ok = settle(m, s, l.x, l.y);
+    a.x = s.d1; a.y = s.q1x; a.z = s.q1y;
+    b.x = s.d2; b.y = s.q2x; b.z = s.q2y;
+    o1[c] = a;
+    o2[c] = b;
+    olo[c] = l;
+    if (!ok) atomicOr(&scratch[1], 1ull);
+}
+
+// The tile kernel's records: dynamic shared memory (the host program of tests/kernels_host.rs
+// defines PYCNO_HOST_SHARED with a static buffer of its own).
+#ifdef PYCNO_HOST_SHARED
+PYCNO_HOST_SHARED
+#else
+extern __shared__ __align__(16) unsigned char pycno_tile_records[];
+#endif
+
+#define PYCNO_ORDER2_KERNELS(T, SUFFIX, TILE_BOUNDS)                                                                            \
+    extern "C" __global__ void reconstruct_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, int begin,         \
+                                                    int end, int want) {                                          \
+        reconstruct_kernel<T>(a.v1, a.v2, o.across, o.wr, o.ln, o.recon, o.faces, o.interior, o.n_cells, begin,  \
+                              end, want, m);                                                                      \
+    }                                                                                                             \
+    extern "C" __global__ void edge2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, int e_begin, int e_end, \
+                                              T t) {                                                              \
+        edge2_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, o.faces, o.depth, a.acc, a.stride,        \
+                        e_begin, e_end, m, t, a.scratch);                                                         \
+    }                                                                                                             \
+    /* Tiles tile_begin.. (one block each), dynamic shared memory for blockDim.x cells' records. */             \
+    extern "C" __global__ void TILE_BOUNDS tile2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta, Model<T> m,        \
+                                              int tile_begin, T t) {                                              \
+        tile2_kernel<T>(a.v1, a.v2, a.boundaries, o, ta, a.acc, a.stride, tile_begin + blockIdx.x, m, t,         \
+                        a.scratch, reinterpret_cast<V4<T>*>(pycno_tile_records));                                \
+    }                                                                                                             \
+    extern "C" __global__ void update2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, T dt, int second) {   \
+        update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride, a.n_owned, m, dt,     \
+                          a.scratch, a.coriolis, second);                                                         \
+    }
+
+PYCNO_ORDER2_KERNELS(float, f32, __launch_bounds__(128,7))
+PYCNO_ORDER2_KERNELS(double, f64, )
