@@ -7,8 +7,9 @@
 //! cells need no halo, and then the others) gets tiles of its own. Within a range the edges go
 //! in the order of their lower cell, and a tile takes edges until it holds `cap` edges or its
 //! cells would exceed `cap` (a block of `cap` threads then reconstructs one cell and takes one
-//! edge per thread). A cell next to two tiles is reconstructed in both: about a third more
-//! reconstructions, for no edge values written or read.
+//! edge per thread). A cell next to two tiles is reconstructed in both: 14% more
+//! reconstructions than cells with tiles of 256 on the paper benchmark's mesh (19% with 128),
+//! for no edge values written or read.
 
 use std::ops::Range;
 
