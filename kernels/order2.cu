@@ -305,7 +305,7 @@ extern __shared__ __align__(16) unsigned char pycno_tile_records[];
 // 3): three blocks of 256 threads a multiprocessor, 20 bytes spilled), against the 96 the
 // compiler takes: 9% faster at 10^6 cells on an H200 (BENCHMARKS.md, issue 21; 64 spilled
 // 248 bytes and was slower). float64 (174 registers) is left to the compiler.
-#define PYCNO_ORDER2_KERNELS(T, SUFFIX, TILE_BOUNDS)                                                                            \
+#define PYCNO_ORDER2_KERNELS(T, SUFFIX, TILE_BOUNDS)                                                               \
     extern "C" __global__ void reconstruct_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, int begin,         \
                                                     int end, int want) {                                          \
         reconstruct_kernel<T>(a.v1, a.v2, o.across, o.wr, o.ln, o.recon, o.faces, o.interior, o.n_cells, begin,  \
@@ -317,8 +317,8 @@ extern __shared__ __align__(16) unsigned char pycno_tile_records[];
                         e_begin, e_end, m, t, a.scratch);                                                         \
     }                                                                                                             \
     /* Tiles tile_begin.. (one block each), dynamic shared memory for blockDim.x cells' records. */             \
-    extern "C" __global__ void TILE_BOUNDS tile2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta, Model<T> m,        \
-                                              int tile_begin, T t) {                                              \
+    extern "C" __global__ void TILE_BOUNDS tile2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta,     \
+                                                          Model<T> m, int tile_begin, T t) {                      \
         tile2_kernel<T>(a.v1, a.v2, a.boundaries, o, ta, a.acc, a.stride, tile_begin + blockIdx.x, m, t,         \
                         a.scratch, reinterpret_cast<V4<T>*>(pycno_tile_records));                                \
     }                                                                                                             \

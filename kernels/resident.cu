@@ -189,9 +189,13 @@ __device__ __forceinline__ bool stage_runs(const Control* c, unsigned long long 
     if (stage == 0) return *(const volatile unsigned long long*)&c->stop == 0;
     return *(const volatile unsigned long long*)&c->steps == k + 1;
 }
+// The time of a stage's edge pass: the step's start, or t + dt (the host loop's float64 sum).
+template <typename T> __device__ __forceinline__ T stage_time(const Control* c, int stage) {
+    return stage == 0 ? (T)c->t : (T)__dadd_rn(c->t_step, c->dt);
+}
 
 // TILE_BOUNDS: as order2.cu's tile kernel.
-#define PYCNO_RESIDENT2(T, SUFFIX, TILE_BOUNDS)                                                                                \
+#define PYCNO_RESIDENT2(T, SUFFIX, TILE_BOUNDS)                                                                   \
     extern "C" __global__ void reconstruct_resident_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m,        \
                                                               int begin, int end, int want, const Control* c,     \
                                                               unsigned long long k, int stage, int early) {       \
@@ -207,17 +211,18 @@ __device__ __forceinline__ bool stage_runs(const Control* c, unsigned long long 
         pdl_wait();                                                                                               \
         pdl_trigger(early);                                                                                       \
         if (!stage_runs(c, k, stage)) return;                                                                     \
-        T t = stage == 0 ? (T)c->t : (T)__dadd_rn(c->t_step, c->dt);                                              \
+        T t = stage_time<T>(c, stage);                                                                            \
         edge2_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, o.faces, o.depth, a.acc, a.stride,        \
                         e_begin, e_end, m, t, a.scratch);                                                         \
     }                                                                                                             \
-    extern "C" __global__ void TILE_BOUNDS tile2_resident_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta,        \
-                                                        Model<T> m, int tile_begin, const Control* c,             \
-                                                        unsigned long long k, int stage, int early) {             \
+    extern "C" __global__ void TILE_BOUNDS tile2_resident_##SUFFIX(Arrays<T> a, Order2Arrays<T> o,              \
+                                                                    TileArrays<T> ta, Model<T> m, int tile_begin, \
+                                                                    const Control* c, unsigned long long k,       \
+                                                                    int stage, int early) {                       \
         pdl_wait();                                                                                               \
         pdl_trigger(early);                                                                                       \
         if (!stage_runs(c, k, stage)) return;                                                                     \
-        T t = stage == 0 ? (T)c->t : (T)__dadd_rn(c->t_step, c->dt);                                              \
+        T t = stage_time<T>(c, stage);                                                                            \
         tile2_kernel<T>(a.v1, a.v2, a.boundaries, o, ta, a.acc, a.stride, tile_begin + blockIdx.x, m, t,         \
                         a.scratch, reinterpret_cast<V4<T>*>(pycno_tile_records));                                \
     }                                                                                                             \

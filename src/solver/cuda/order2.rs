@@ -12,7 +12,7 @@
 //! `order2.cu`.
 
 use super::launch::{address, grid, CudaReal};
-use super::tiles::Tiles;
+use super::tiles::{TileCover, Tiles};
 use super::{timing, CudaBackend};
 use crate::solver::backend::{Cells, StepContext};
 use crate::solver::layout::{reconstruction_sets, Layout};
@@ -52,9 +52,10 @@ unsafe impl DeviceRepr for TileDevice {}
 
 /// Threads of a tile's block, and its most edges and cells (`tiles.rs`): 256 in float32 (the
 /// kernel's register cap is for blocks of 256, `kernels/order2.cu`), 128 in float64 where
-/// tiles are asked for (174 registers a thread: two blocks a multiprocessor). `PYCNO_TILE_THREADS` to try others (a
-/// multiple of 32, at most 256: the kernel's bound, and the records of 256 cells in float64
-/// fill the 48 KB of shared memory a block gets without asking).
+/// tiles are asked for (174 registers a thread: two blocks a multiprocessor).
+/// `PYCNO_TILE_THREADS` to try others (a multiple of 32, at most 256: the kernel's bound, and
+/// the records of 256 cells in float64 fill the 48 KB of shared memory a block gets without
+/// asking).
 fn tile_threads(float_bytes: usize) -> usize {
     std::env::var("PYCNO_TILE_THREADS")
         .ok()
@@ -85,7 +86,7 @@ struct DeviceTiles<T> {
     tec: CudaSlice<i32>,
     tloc: CudaSlice<i32>,
     tnl: CudaSlice<T>,
-    plan: Tiles<T>,
+    cover: TileCover,
     threads: usize,
 }
 
@@ -217,7 +218,7 @@ impl<T: CudaReal> CudaBackend<T> {
                 tec: ints(bytemuck::cast_slice(&plan.tec))?,
                 tloc: ints(bytemuck::cast_slice(&plan.tloc))?,
                 tnl: s.clone_htod(&tnl).map_err(|e| up("the tiles", e))?,
-                plan,
+                cover: plan.cover,
                 threads,
             })
         } else {
@@ -256,7 +257,7 @@ impl<T: CudaReal> CudaBackend<T> {
         let Some(tiles) = &self.order2().tiles else {
             return Ok(None);
         };
-        let Some(run) = tiles.plan.covering(&edges) else {
+        let Some(run) = tiles.cover.covering(&edges) else {
             bail!("second order on {}: no tiles cover the edges {edges:?}", self.device);
         };
         Ok(Some((tiles.device(&self.stream), tiles.config(&run), run.start as i32)))

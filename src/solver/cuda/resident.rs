@@ -1,7 +1,7 @@
 //! Device-resident steps: a CUDA graph of K whole steps (edge pass, time step with its
 //! minimum and its clip to the target, update; at second order two stages, `enqueue_steps2`)
-//! that the host launches and then reads back once, instead of launching three kernels and reading the time step back every step
-//! (about 30 µs a step on an H200, whatever the mesh). The kernels are `kernels/resident.cu`;
+//! that the host launches and then reads back once, instead of launching three kernels and
+//! reading the time step back every step (about 30 µs a step on an H200, whatever the mesh). The kernels are `kernels/resident.cu`;
 //! the step is the host loop's (`solver/stepper.rs`), in the same float64 arithmetic, so
 //! results do not depend on K.
 //!

@@ -28,9 +28,25 @@ pub struct Tiles<T> {
     pub tloc: Vec<[i32; 2]>,
     /// Each edge's normal times length, the layout's `edge_normal` entry.
     pub tnl: Vec<[T; 2]>,
-    /// The edge ranges, and the tiles of each: `tiles[k]` covers the edges `ranges[k]`.
+    /// Which tiles take which edges: all the backend keeps once the arrays are uploaded.
+    pub cover: TileCover,
+}
+
+/// The edge ranges of [`Tiles::build`], and the tiles of each: `tiles[k]` covers the edges
+/// `ranges[k]`.
+#[derive(Clone, Debug, Default)]
+pub struct TileCover {
     pub ranges: Vec<Range<usize>>,
     pub tiles: Vec<Range<usize>>,
+}
+
+impl TileCover {
+    /// The tiles that cover exactly the edges `edges` (a union of consecutive ranges), if any.
+    pub fn covering(&self, edges: &Range<usize>) -> Option<Range<usize>> {
+        let a = self.ranges.iter().position(|r| r.start == edges.start)?;
+        let b = self.ranges.iter().position(|r| r.end == edges.end)?;
+        (a <= b).then(|| self.tiles[a].start..self.tiles[b].end)
+    }
 }
 
 impl<T: Copy> Tiles<T> {
@@ -51,8 +67,7 @@ impl<T: Copy> Tiles<T> {
             tec: Vec::new(),
             tloc: Vec::new(),
             tnl: Vec::new(),
-            ranges: Vec::new(),
-            tiles: Vec::new(),
+            cover: TileCover::default(),
         };
         // place[c]: c's place in the open tile, or -1.
         let mut place = vec![-1i32; n_cells];
@@ -96,8 +111,8 @@ impl<T: Copy> Tiles<T> {
                 edges_open += 1;
             }
             t.close(&mut place, &mut open);
-            t.ranges.push(r);
-            t.tiles.push(first_tile..t.edge_first.len() - 1);
+            t.cover.ranges.push(r);
+            t.cover.tiles.push(first_tile..t.edge_first.len() - 1);
         }
         t
     }
@@ -112,13 +127,6 @@ impl<T: Copy> Tiles<T> {
         self.need.append(open);
         self.need_first.push(self.need.len() as i32);
         self.edge_first.push(self.tec.len() as i32);
-    }
-
-    /// The tiles that cover exactly the edges `edges` (a union of consecutive ranges), if any.
-    pub fn covering(&self, edges: &Range<usize>) -> Option<Range<usize>> {
-        let a = self.ranges.iter().position(|r| r.start == edges.start)?;
-        let b = self.ranges.iter().position(|r| r.end == edges.end)?;
-        (a <= b).then(|| self.tiles[a].start..self.tiles[b].end)
     }
 
     pub fn len(&self) -> usize {
@@ -154,9 +162,9 @@ mod tests {
         let n_edges = ec.len();
         for cap in [2, 3, 7, 64] {
             let t = Tiles::build(&ec, &nl, 50, &[0, 30, 30, n_edges], cap);
-            assert_eq!(t.ranges, vec![0..30, 30..n_edges]);
-            assert_eq!(t.tiles[0].end, t.tiles[1].start);
-            assert_eq!(t.len(), t.tiles[1].end);
+            assert_eq!(t.cover.ranges, vec![0..30, 30..n_edges]);
+            assert_eq!(t.cover.tiles[0].end, t.cover.tiles[1].start);
+            assert_eq!(t.len(), t.cover.tiles[1].end);
             let mut seen = vec![0; n_edges];
             for k in 0..t.len() {
                 let (n0, n1) = (t.need_first[k] as usize, t.need_first[k + 1] as usize);
@@ -167,7 +175,7 @@ mod tests {
                 distinct.sort();
                 distinct.dedup();
                 assert_eq!(distinct.len(), need.len(), "a cell twice in tile {k}");
-                let range = if k < t.tiles[0].end { 0..30 } else { 30..n_edges };
+                let range = if k < t.cover.tiles[0].end { 0..30 } else { 30..n_edges };
                 for q in e0..e1 {
                     let e = (0..n_edges).find(|&e| ec[e] == t.tec[q] && nl[e] == t.tnl[q]).unwrap();
                     assert!(range.contains(&e), "cap {cap}: edge {e} in another range's tile");
@@ -179,10 +187,10 @@ mod tests {
                 }
             }
             assert!(seen.iter().all(|&s| s == 1), "cap {cap}: an edge missed or taken twice");
-            assert_eq!(t.covering(&(0..n_edges)), Some(0..t.len()));
-            assert_eq!(t.covering(&(0..30)), Some(t.tiles[0].clone()));
-            assert_eq!(t.covering(&(30..n_edges)), Some(t.tiles[1].clone()));
-            assert_eq!(t.covering(&(0..10)), None);
+            assert_eq!(t.cover.covering(&(0..n_edges)), Some(0..t.len()));
+            assert_eq!(t.cover.covering(&(0..30)), Some(t.cover.tiles[0].clone()));
+            assert_eq!(t.cover.covering(&(30..n_edges)), Some(t.cover.tiles[1].clone()));
+            assert_eq!(t.cover.covering(&(0..10)), None);
         }
     }
 }
