@@ -10,10 +10,15 @@
 //   [0, M)        halo flag per source rank: the sequence number of its last halo here
 //   [M, 5M)       reduce slot per source rank: (sequence, minimum bits, health flag, unused)
 //   [5M, ...)     the receive block's cells, layer 1 then layer 2 (n_recv cells each),
-//                 from byte PEER_HEADER_BYTES
+//                 from byte PEER_HEADER_BYTES, twice: exchange seq goes to copy seq mod 2
+//                 (region[rank] bytes further for odd seq)
 // Sequence numbers count exchanges from 1 (Control::seq is the count before the batch); a
 // slot is rewritten only after its reader has used it (each rank's step waits for every
-// other rank's minimum of the step before), so one slot per source suffices.
+// other rank's minimum of the step before), so one slot per source suffices. The cells take
+// two copies, exchange seq in copy seq mod 2: at second order a step makes two exchanges and
+// one minimum, and with one copy the first stage's halo of step k + 1 could overwrite the
+// second stage's of step k before its receiver copied it out. Exchange seq + 2 reuses a copy
+// only after a minimum that every rank takes after its receipt of exchange seq.
 
 #define PEER_MAX_RANKS 64
 #define PEER_HEADER_BYTES (5 * PEER_MAX_RANKS * 8)
@@ -31,6 +36,7 @@ struct PeerArgs {
     unsigned long long* counter;          // blocks of the send kernel (or update_peer) done
     const int* by_cell_first;             // per send-block cell c: its sent cells' entries
     const int* by_cell_items;             //   by_cell_items[by_cell_first[c - sb_begin] ..]
+    const long long* region;              // per rank: bytes of one copy of its mailbox's cells
     int n_send, n_dests, n_sources, n_recv;
     int recv_begin, me, n_ranks, sb_begin;
     int sb_end, reserved;
@@ -58,6 +64,11 @@ __device__ __forceinline__ unsigned long long* mailbox_word(const PeerArgs& p, i
     return (unsigned long long*)p.mailboxes[rank] + word;
 }
 
+// Rank `rank`'s mailbox as the cells of exchange `seq` are placed (their copy).
+__device__ __forceinline__ unsigned long long mailbox_cells(const PeerArgs& p, int rank, unsigned long long seq) {
+    return p.mailboxes[rank] + (seq & 1ull) * (unsigned long long)p.region[rank];
+}
+
 // Store this rank's send cells into the destinations' mailboxes, then (the last block) the
 // flag `seq` in each destination's mailbox.
 template <typename T>
@@ -65,7 +76,7 @@ __device__ __forceinline__ void peer_send(const Arrays<T>& a, const PeerArgs& p,
     int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k < p.n_send) {
         int c = p.send_cells[k];
-        unsigned long long base = p.mailboxes[p.send_dest[k]];
+        unsigned long long base = mailbox_cells(p, p.send_dest[k], seq);
         *(V4<T>*)(base + p.send_off[2 * k]) = a.v1[c];
         *(V4<T>*)(base + p.send_off[2 * k + 1]) = a.v2[c];
     }
@@ -97,7 +108,7 @@ __device__ __forceinline__ void peer_send_updated(const Arrays<T>& a, const Peer
         V4<T> x = a.o1[cell], y = a.o2[cell];
         for (int i = p.by_cell_first[cell - p.sb_begin]; i < p.by_cell_first[cell - p.sb_begin + 1]; i++) {
             int k = p.by_cell_items[i];
-            unsigned long long base = p.mailboxes[p.send_dest[k]];
+            unsigned long long base = mailbox_cells(p, p.send_dest[k], seq);
             *(V4<T>*)(base + p.send_off[2 * k]) = x;
             *(V4<T>*)(base + p.send_off[2 * k + 1]) = y;
         }
@@ -125,7 +136,7 @@ __device__ __forceinline__ bool peer_receive(const Arrays<T>& a, const PeerArgs&
     if (!ok) return false;
     int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k < p.n_recv) {
-        const V4<T>* box = (const V4<T>*)(p.mailboxes[p.me] + PEER_HEADER_BYTES);
+        const V4<T>* box = (const V4<T>*)(mailbox_cells(p, p.me, seq) + PEER_HEADER_BYTES);
         // Plain loads: no thread of this kernel read these words before the flag was seen,
         // so no cache holds them from before the other GPU's stores. The receive block is
         // read by this step's communication edges, after this kernel.
@@ -167,16 +178,19 @@ __device__ __forceinline__ bool peer_reduce(const PeerArgs& p, unsigned long lon
 }
 
 #define PYCNO_PEER(T, SUFFIX)                                                                                     \
-    /* Step k of a batch: send (and flag) this rank's cells of the buffer set the step reads. */                \
-    extern "C" __global__ void send_peer_##SUFFIX(Arrays<T> a, PeerArgs p, const Control* c, unsigned long long k) { \
+    /* Exchange x of a batch (from 1), in stage `stage` of step k (stage_runs): send (and flag) this       \
+       rank's cells of the buffer set the stage reads; receive the others' into its receive block. */         \
+    extern "C" __global__ void send_peer_##SUFFIX(Arrays<T> a, PeerArgs p, const Control* c, unsigned long long k, \
+                                                  int stage, unsigned long long x) {                             \
         pdl_wait();                                                                                               \
-        if (*(const volatile unsigned long long*)&c->stop != 0) return;                                          \
-        peer_send<T>(a, p, c->seq + k + 1);                                                                       \
+        if (!stage_runs(c, k, stage)) return;                                                                     \
+        peer_send<T>(a, p, c->seq + x);                                                                           \
     }                                                                                                             \
-    extern "C" __global__ void receive_peer_##SUFFIX(Arrays<T> a, PeerArgs p, Control* c, unsigned long long k) {   \
+    extern "C" __global__ void receive_peer_##SUFFIX(Arrays<T> a, PeerArgs p, Control* c, unsigned long long k,     \
+                                                     int stage, unsigned long long x) {                          \
         pdl_wait();                                                                                               \
-        if (*(volatile unsigned long long*)&c->stop != 0) return;                                                \
-        if (!peer_receive<T>(a, p, c->seq + k + 1) && threadIdx.x == 0) c->stop = 4;                            \
+        if (!stage_runs(c, k, stage)) return;                                                                     \
+        if (!peer_receive<T>(a, p, c->seq + x) && threadIdx.x == 0) c->stop = 4;                                \
     }                                                                                                             \
     /* Step k's update (update_resident), then the send block for step k + 1 (peer_send_updated). */          \
     extern "C" __global__ void update_peer_##SUFFIX(Arrays<T> a, Model<T> m, const Control* c,                   \
@@ -187,7 +201,8 @@ __device__ __forceinline__ bool peer_reduce(const PeerArgs& p, unsigned long lon
         int cell = blockIdx.x * blockDim.x + threadIdx.x;                                                        \
         if (update_step<T>(a, m, c, k, cell)) peer_send_updated<T>(a, p, cell, seq + k + 2);                     \
     }                                                                                                             \
-    /* The time step over the owned cells, its minimum over the ranks by peer_reduce, the step. */             \
+    /* The time step over the owned cells, its minimum over the ranks by peer_reduce, the step; numbered  \
+       as exchange k + 1 of the batch (second order passes 2 k: its step's first exchange). */               \
     extern "C" __global__ void dt_peer_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, PeerArgs p,                 \
                                                 unsigned long long k) {                                           \
         pdl_wait();                                                                                               \

@@ -185,9 +185,10 @@ PYCNO_RESIDENT(double, f64)
 // time step chosen: steps == k + 1), as the host takes the second stage only after the first
 // stage's update. The second stage's edges are at the stage's time t + dt, in float64 as on
 // the host. Each kernel calls order2.cu's function as the host-driven kernel does.
+// (A second stage's halo that did not arrive, stop 4 on several GPUs, stops the rest of it.)
 __device__ __forceinline__ bool stage_runs(const Control* c, unsigned long long k, int stage) {
     if (stage == 0) return *(const volatile unsigned long long*)&c->stop == 0;
-    return *(const volatile unsigned long long*)&c->steps == k + 1;
+    return *(const volatile unsigned long long*)&c->steps == k + 1 && *(const volatile unsigned long long*)&c->stop != 4;
 }
 // The time of a stage's edge pass: the step's start, or t + dt (the host loop's float64 sum).
 template <typename T> __device__ __forceinline__ T stage_time(const Control* c, int stage) {

@@ -7,7 +7,8 @@
 # conserved; the parallel VTK output (.pvtu + one .vtu per rank) is written. Then runs that
 # cannot be lost, on GPUs: a run killed (SIGKILL) on 1 and on 2 GPUs restarts to the
 # uninterrupted result bit for bit, a 2-GPU checkpoint resumes on 1 GPU bit for bit and on
-# the CPU, a blow-up is caught with its report, and gauges agree between 1 and 2 GPUs.
+# the CPU, a blow-up is caught with its report, and gauges agree between 1 and 2 GPUs. At
+# second order (physics.order = 2) two GPUs equal one on every path that carries it.
 #
 #   tools/multi-gpu-check.sh [PYCNO]      (default: target/release/pycno)
 #
@@ -109,6 +110,50 @@ nccl_mode "auto takes the GPU stores" PYCNO_PDL=1 ipc auto
 nccl_mode "GPU stores, a send kernel per step (the update does not send)" PYCNO_IPC_UPDATE_SENDS=0 ipc ipc
 nccl_mode "GPU stores, every kernel lets the next start early" PYCNO_PDL_EARLY_CELLS=1000000000 ipc ipc
 check "2 GPUs, NCCL missing: the fallback says why" grep -q "halo goes through the host.*NCCL not found" "$W/mode_NCCL missing.err"
+
+# Second order (physics.order = 2) from GPU to GPU: each stage's halo (the receive block's two
+# rings) by the GPUs' own stores, device-resident and host-driven, overlapped and blocking,
+# equals one GPU bit for bit, as does the host exchange; NCCL asked for at order 2 falls back
+# to the host with a note. The dam break, and a lock exchange with dry cells across the halo.
+cat >"$W/o2_dambreak.json" <<'JSON'
+{ "name": "dambreak2", "domain": { "outer": [[-5, -5], [5, -5], [5, 5], [-5, 5]] }, "resolution": { "cells": 64052 },
+  "bathymetry": { "type": "constant", "depth": 5.0 }, "initial": { "type": "circular_dam_break" },
+  "physics": { "order": 2 }, "time": { "end": 0.1 } }
+JSON
+cat >"$W/o2_lock.json" <<'JSON'
+{ "name": "lock2", "domain": { "outer": [[0, 0], [10, 0], [10, 0.25], [0, 0.25]] }, "resolution": { "cells": 20000 },
+  "bathymetry": { "type": "constant", "depth": 0.5 },
+  "initial": { "type": "dam_break_x", "x0": 5, "interface_left": 1, "interface_right": -1, "surface": 0 },
+  "physics": { "r": 0.98, "dry_tolerance": 1e-4, "order": 2 }, "time": { "end": 0.5 } }
+JSON
+for scen in dambreak lock; do
+    for prec in f32 f64; do
+        [ "$scen" = lock ] && [ "$prec" = f64 ] && continue
+        one="$W/o2_one_${scen}_$prec"
+        "$PYCNO" run "$W/o2_$scen.json" --backend cuda --precision "$prec" --no-vtk -q --out "$one" ||
+            { echo "FAIL  one GPU, order 2, $scen $prec: run failed"; fail=$((fail + 1)); continue; }
+        for mode in "overlap ipc 64" "blocking ipc 64" "overlap ipc 1" "overlap auto 64" "overlap host 64" "overlap nccl 64"; do
+            read -r ex gx steps <<<"$mode"
+            d="$W/o2_${scen}_${prec}_${ex}_${gx}_$steps"
+            want=$gx
+            [ "$gx" = auto ] && want=ipc
+            [ "$gx" = nccl ] && want=host
+            if PYCNO_DEVICE_STEPS=$steps mpirun --allow-run-as-root --bind-to none -np 2 -x PYCNO_DEVICE_STEPS "$PYCNO" run \
+                "$W/o2_$scen.json" --backend cuda --precision "$prec" --exchange "$ex" --gpu-exchange "$gx" --no-vtk -q \
+                --out "$d" 2>"$d.err"; then
+                check "2 GPUs = 1 GPU bit for bit, order 2 ($scen, $prec, $ex, --gpu-exchange $gx, device steps $steps): checksum $(field "$d" state_checksum)" same "$one" "$d"
+                check "2 GPUs, order 2 ($scen, $prec, $ex, $gx, $steps): the halo went through $want" grep -q "\"gpu_exchange\": \"$want" "$d/stats.json"
+                check "2 GPUs, order 2 ($scen, $prec, $ex, $gx, $steps): mass per layer conserved" mass_ok "$d"
+                [ "$gx" = nccl ] && check "2 GPUs, order 2, NCCL asked for: a note says why the halo goes through the host" \
+                    grep -q "halo goes through the host.*not NCCL" "$d.err"
+            else
+                cat "$d.err"
+                echo "FAIL  2 GPUs, order 2, $scen $prec $ex $gx $steps: run failed"
+                fail=$((fail + 1))
+            fi
+        done
+    done
+done
 
 # Parallel VTK output: one .vtu piece per rank per frame, a .pvtu tying them, all in the .pvd.
 d="$W/vtk"

@@ -93,7 +93,8 @@ for scen in dambreak lock; do
     done
 done
 
-# A GPU-to-GPU exchange asked for at order 2: the halo goes through the host, with a note.
+# A GPU-to-GPU exchange asked for at order 2 by ranks that share a GPU: the halo goes through
+# the host, with a note (two GPUs at order 2 are tools/multi-gpu-check.sh's).
 d="$W/nccl_asked"
 if mpirun --allow-run-as-root --oversubscribe --bind-to none -np 3 "$PYCNO" run "$W/dambreak.json" --backend "$BACKEND" \
     --precision f32 --gpu-exchange nccl --no-vtk -q --out "$d" 2>"$d.err"; then

@@ -529,10 +529,9 @@ pub fn simulate(
     }
     // The halo's path, once the observers are known: NCCL pays off in the device-resident
     // loop; with the host driving every step (gauges, max maps, step-counted checkpoints,
-    // open boundaries, kernel timing, second order) the host-staged exchange is faster
-    // (BENCHMARKS.md); second order exchanges through the host only.
+    // open boundaries, kernel timing) the host-staged exchange is faster (BENCHMARKS.md);
+    // second order goes from GPU to GPU by the GPUs' own stores only.
     let resident = !opts.kernel_timing
-        && s.physics.order == 1
         && default_device_steps() > 1
         && !observers.iter().any(|o| o.every_step())
         && setup.boundaries.all_walls();

@@ -44,6 +44,8 @@ pub struct PeerArgs {
     counter: u64,
     by_cell_first: u64,
     by_cell_items: u64,
+    /// Per rank: the bytes of one copy of its mailbox's cells (exchanges alternate copies).
+    region: u64,
     n_send: i32,
     n_dests: i32,
     n_sources: i32,
@@ -65,6 +67,27 @@ pub struct PeerFns {
     pub dt: CudaFunction,
     /// The update that sends the send block's new states itself (`update_peer`).
     pub update: CudaFunction,
+}
+
+/// Which exchange of a batch: in stage `stage` (0, or 1 for second order's second) of step
+/// `step`, the batch's exchange `number` (from 1: its flags are the control block's `seq` plus
+/// it). The send and receive kernels run if the stage does (`stage_runs`, `kernels/resident.cu`).
+#[derive(Clone, Copy, Debug)]
+pub struct Exchange {
+    pub step: u64,
+    pub stage: i32,
+    pub number: u64,
+}
+
+impl Exchange {
+    /// Step `step`'s exchange at first order (one a step).
+    pub fn first_order(step: u64) -> Exchange {
+        Exchange { step, stage: 0, number: step + 1 }
+    }
+    /// Stage `stage` of step `step` at second order (two a step).
+    pub fn second_order(step: u64, stage: i32) -> Exchange {
+        Exchange { step, stage, number: 2 * step + stage as u64 + 1 }
+    }
 }
 
 /// One rank's end of the exchange.
@@ -93,8 +116,8 @@ pub struct PeerLink {
 }
 
 /// The device tables of [`PeerArgs`]: mailboxes, send cells, destinations, offsets,
-/// destination ranks, source ranks, and the sent entries of each send-block cell (first
-/// per cell, then the entries).
+/// destination ranks, source ranks, the sent entries of each send-block cell (first per
+/// cell, then the entries), and each rank's copy of cells in bytes.
 type Tables = (
     CudaSlice<u64>,
     CudaSlice<i32>,
@@ -104,6 +127,7 @@ type Tables = (
     CudaSlice<i32>,
     CudaSlice<i32>,
     CudaSlice<i32>,
+    CudaSlice<i64>,
 );
 
 /// The entries of a send table (`cells[k]`, the local cell of entry k) grouped by cell over
@@ -214,7 +238,8 @@ impl<T: CudaReal> CudaBackend<T> {
         }
         let cb = 4 * std::mem::size_of::<T>();
         let n_recv = plan.receive_block.len();
-        let bytes = HEADER_BYTES + 2 * n_recv * cb;
+        // The header, then two copies of the receive block's cells (`kernels/peer.cu`).
+        let bytes = HEADER_BYTES + 4 * n_recv * cb;
         // A plain allocation (CUDA IPC cannot export the stream-ordered pool's).
         // SAFETY: a fresh allocation, zeroed before use.
         let mailbox = unsafe { cudarc::driver::result::malloc_sync(bytes) }.context("allocating the GPU mailbox")?;
@@ -287,6 +312,8 @@ impl<T: CudaReal> CudaBackend<T> {
             return Ok(Err(why.unwrap_or_else(|| "another rank could not map the mailboxes".into())));
         }
         let (first, items) = by_cell.expect("checked above");
+        // One copy of each rank's cells: its receive block's two layers.
+        let region: Vec<i64> = (0..n).map(|r| (2 * places[(2 * n + 1) * r + 2 * n] as usize * cb) as i64).collect();
         let s = &self.stream;
         let up = |e| anyhow!("uploading the GPU exchange's tables: {e}");
         let nonempty = |v: Vec<i32>| if v.is_empty() { vec![0] } else { v };
@@ -302,6 +329,7 @@ impl<T: CudaReal> CudaBackend<T> {
             s.clone_htod(&nonempty(sources)).map_err(up)?,
             s.clone_htod(&first).map_err(up)?,
             s.clone_htod(&nonempty(items)).map_err(up)?,
+            s.clone_htod(&region).map_err(up)?,
         );
         let counter = s.alloc_zeros::<u64>(1).map_err(up)?;
         let host_ctl = s.alloc_zeros::<u64>(CONTROL_WORDS).map_err(up)?;
@@ -315,6 +343,7 @@ impl<T: CudaReal> CudaBackend<T> {
             counter: address(&counter, s),
             by_cell_first: address(&tables.6, s),
             by_cell_items: address(&tables.7, s),
+            region: address(&tables.8, s),
             n_send,
             n_dests,
             n_sources,
@@ -336,7 +365,8 @@ impl<T: CudaReal> CudaBackend<T> {
         s.synchronize()?;
         // Every mailbox is cleared before any rank stores into another's.
         comm.barrier();
-        let update_sends = std::env::var("PYCNO_IPC_UPDATE_SENDS").map_or(true, |v| v != "0");
+        // Second order sends each stage's halo at the stage's start (its updates send nothing).
+        let update_sends = self.order2.is_none() && std::env::var("PYCNO_IPC_UPDATE_SENDS").map_or(true, |v| v != "0");
         self.ipc = Some(PeerLink {
             args,
             stream,
@@ -354,38 +384,49 @@ impl<T: CudaReal> CudaBackend<T> {
         Ok(Ok("ipc (each GPU stores into the others' memory over NVLink)".into()))
     }
 
-    /// Queue this rank's send and receive for step `k` of a batch on `stream`, with control
-    /// block `ctl` (its `seq` numbers the exchange).
-    pub(super) fn enqueue_ipc(&self, a: &DeviceArrays, ctl: u64, k: u64, stream: &CudaStream) -> Result<()> {
-        self.enqueue_ipc_send(a, ctl, k, stream)?;
-        self.enqueue_ipc_receive(a, ctl, k, stream)
+    /// Queue this rank's send and receive of exchange `at` of a batch on `stream`, with
+    /// control block `ctl` (its `seq` numbers the exchanges).
+    pub(super) fn enqueue_ipc(&self, a: &DeviceArrays, ctl: u64, at: Exchange, stream: &CudaStream) -> Result<()> {
+        self.enqueue_ipc_send(a, ctl, at, stream)?;
+        self.enqueue_ipc_receive(a, ctl, at, stream)
     }
 
-    /// Queue this rank's send of step `k` of a batch (the send block of `a`'s current set).
-    pub(super) fn enqueue_ipc_send(&self, a: &DeviceArrays, ctl: u64, k: u64, stream: &CudaStream) -> Result<()> {
+    /// Queue this rank's send of exchange `at` (the send block of `a`'s current set).
+    pub(super) fn enqueue_ipc_send(&self, a: &DeviceArrays, ctl: u64, at: Exchange, stream: &CudaStream) -> Result<()> {
         let p = self.ipc.as_ref().ok_or_else(|| anyhow!("the GPU stores exchange is not connected"))?;
         let mut l = stream.launch_builder(&p.fns.send);
-        l.arg(a).arg(&p.args).arg(&ctl).arg(&k);
+        l.arg(a).arg(&p.args).arg(&ctl).arg(&at.step).arg(&at.stage).arg(&at.number);
         // SAFETY: the arguments of send_peer_{f32,f64}, in order.
         unsafe { l.launch(grid(p.args.n_send.max(1) as usize)) }.context("queueing the halo's stores")?;
         Ok(())
     }
 
-    /// Queue this rank's receipt of step `k` of a batch (into `a`'s receive block).
-    pub(super) fn enqueue_ipc_receive(&self, a: &DeviceArrays, ctl: u64, k: u64, stream: &CudaStream) -> Result<()> {
+    /// Queue this rank's receipt of exchange `at` (into `a`'s receive block).
+    pub(super) fn enqueue_ipc_receive(
+        &self,
+        a: &DeviceArrays,
+        ctl: u64,
+        at: Exchange,
+        stream: &CudaStream,
+    ) -> Result<()> {
         let p = self.ipc.as_ref().ok_or_else(|| anyhow!("the GPU stores exchange is not connected"))?;
         let mut l = stream.launch_builder(&p.fns.receive);
-        l.arg(a).arg(&p.args).arg(&ctl).arg(&k);
+        l.arg(a).arg(&p.args).arg(&ctl).arg(&at.step).arg(&at.stage).arg(&at.number);
         // SAFETY: the arguments of receive_peer_{f32,f64}, in order.
         unsafe { l.launch(grid(p.args.n_recv.max(1) as usize)) }.context("queueing the halo's receipt")?;
         Ok(())
     }
 
-    /// The edge pass of a host-driven step with the exchange by the GPUs' stores.
+    /// The edge pass of a host-driven step (or stage) with the exchange by the GPUs' stores.
+    /// At second order as the host-staged exchange's (`Halo::edge_pass`): the reconstruction
+    /// of the inner cells and the edges between them while the halo travels, then the rest.
     pub fn ipc_edge_pass(&mut self, t: f64, overlap: bool) -> Result<()> {
+        use crate::solver::backend::Cells;
         use crate::solver::Backend;
         let a = self.arrays();
-        let (ne, nl) = (self.n_edges, self.n_local_edges);
+        let order2 = self.order2.is_some();
+        let (ne, nl) = (self.n_edges, if order2 { self.num_inner_edges() } else { self.n_local_edges });
+        let n_owned = self.n_owned;
         let p = self.ipc.as_mut().ok_or_else(|| anyhow!("the GPU stores exchange is not connected"))?;
         // The last exchange's outcome (the host-driven loop synchronizes every step).
         let mut stop = [0u64];
@@ -401,17 +442,22 @@ impl<T: CudaReal> CudaBackend<T> {
         p.primed = false;
         let p = self.ipc.as_ref().expect("connected");
         let ctl = address(&p.host_ctl, &p.stream);
+        // One exchange under the host's control block: its `seq` was just written.
+        let at = Exchange::first_order(0);
         if overlap {
             p.stream.wait(&self.stream.record_event(None)?)?;
-            self.enqueue_ipc(&a, ctl, 0, &p.stream)?;
+            self.enqueue_ipc(&a, ctl, at, &p.stream)?;
             let done = p.stream.record_event(None)?;
+            self.reconstruct(Cells::Inner(0..n_owned))?;
             self.process_edges(0..nl, t)?;
             self.stream.wait(&done)?;
+            self.reconstruct(Cells::Outer)?;
             self.process_edges(nl..ne, t)
         } else {
             p.stream.wait(&self.stream.record_event(None)?)?;
-            self.enqueue_ipc(&a, ctl, 0, &p.stream)?;
+            self.enqueue_ipc(&a, ctl, at, &p.stream)?;
             self.stream.wait(&p.stream.record_event(None)?)?;
+            self.reconstruct(Cells::All)?;
             self.process_edges(0..ne, t)
         }
     }
@@ -443,7 +489,18 @@ impl Drop for Link {
 
 #[cfg(test)]
 mod tests {
-    use super::entries_by_cell;
+    use super::{entries_by_cell, Exchange};
+
+    #[test]
+    fn exchanges_are_numbered_in_order_one_or_two_a_step() {
+        // The mailbox copy of an exchange is its number's parity (`kernels/peer.cu`): the two
+        // stages of a second-order step take different copies, and numbers never repeat.
+        let first: Vec<u64> = (0..4).map(|k| Exchange::first_order(k).number).collect();
+        assert_eq!(first, vec![1, 2, 3, 4]);
+        let second: Vec<u64> = (0..4).flat_map(|k| (0..2).map(move |s| Exchange::second_order(k, s).number)).collect();
+        assert_eq!(second, (1..=8).collect::<Vec<u64>>());
+        assert_ne!(Exchange::second_order(3, 0).number % 2, Exchange::second_order(3, 1).number % 2);
+    }
 
     #[test]
     fn send_entries_are_grouped_by_cell_in_table_order() {

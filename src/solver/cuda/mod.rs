@@ -465,14 +465,15 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         engine: super::exchange::GpuExchange,
     ) -> Result<std::result::Result<String, String>> {
         use super::exchange::GpuExchange;
-        if self.order2.is_some() {
-            return Ok(Err("second order (physics.order = 2) exchanges the states of the receive block's two rings through the host at each stage".into()));
+        // Second order: the GPUs' own stores only (`enqueue_steps2`, `ipc_edge_pass`).
+        if self.order2.is_some() && engine == GpuExchange::Nccl {
+            return Ok(Err("second order (physics.order = 2) exchanges from GPU to GPU by the GPUs' own stores (--gpu-exchange ipc), not NCCL".into()));
         }
         // The GPUs' own stores first (fewer cross-GPU handshakes a step), then NCCL.
         if matches!(engine, GpuExchange::Auto | GpuExchange::Ipc) {
             match self.connect_ipc_exchange(comm, plan)? {
                 Ok(what) => return Ok(Ok(what)),
-                Err(why) if engine == GpuExchange::Ipc => return Ok(Err(why)),
+                Err(why) if engine == GpuExchange::Ipc || self.order2.is_some() => return Ok(Err(why)),
                 Err(_) => {}
             }
         }
@@ -485,8 +486,8 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         self.peer_edge_pass(t, overlap, self.n_local_edges)
     }
     fn steps_on_device(&mut self, req: DeviceSteps) -> Result<Option<DeviceBatch>> {
-        // Second order too, on one rank (several ranks at order 2 exchange through the host,
-        // whose edge pass never asks for device steps).
+        // Second order too (several ranks: with the GPUs' own stores; through the host the
+        // edge pass never asks for device steps).
         self.resident_steps(req)
     }
     fn prepare_device_steps(&mut self, gamma: f64) -> Result<()> {

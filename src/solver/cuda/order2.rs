@@ -1,9 +1,10 @@
 //! Second order on the GPU (`physics.order = 2`, issue 21): the arrays of `kernels/order2.cu`,
-//! their upload, and the backend's order-2 phases. One rank holding the whole mesh takes
-//! device-resident steps (`resident.rs`, `enqueue_steps2`: the same kernels' code under the
-//! control block); on several ranks the steps are host-driven and a GPU-to-GPU halo exchange
-//! is declined (the states of the receive block's two rings go through the host,
-//! `Halo::edge_pass_order2`, and each rank reconstructs its first ring itself).
+//! their upload, and the backend's order-2 phases. Steps are device-resident
+//! (`resident.rs`, `enqueue_steps2`: the same kernels' code under the control block) on one
+//! rank, and on several with the exchange by the GPUs' own stores (`ipc.rs`: each stage's
+//! halo, the receive block's two rings, from GPU to GPU); through the host (`Halo::edge_pass`)
+//! they are host-driven. Each rank reconstructs its first ring itself. NCCL is not used at
+//! second order.
 //!
 //! The kernels mirror `CpuBackend` at order 2 (`solver/cpu.rs`): the same buffer sets (stage
 //! 1 writes W* over the other set and the sets swap; stage 2 reads the step's start from the
@@ -261,6 +262,12 @@ impl<T: CudaReal> CudaBackend<T> {
             bail!("second order on {}: no tiles cover the edges {edges:?}", self.device);
         };
         Ok(Some((tiles.device(&self.stream), tiles.config(&run), run.start as i32)))
+    }
+
+    /// The cells a reconstruction of `cells` goes over and the set bits it wants
+    /// (`Cells::span`).
+    pub(super) fn order2_cells(&self, cells: &Cells) -> (Range<usize>, u8) {
+        cells.span(self.n_cells, self.n_owned, &self.order2().outer)
     }
 
     fn order2(&self) -> &Order2<T> {

@@ -13,11 +13,11 @@
 //! (p + k) mod 2: two graphs, one for each set the batch starts from. Steps after the one
 //! that stops the batch are no-ops, and the host swaps its sets once per step taken.
 
-use super::ipc::STOP_TIMEOUT;
+use super::ipc::{Exchange, STOP_TIMEOUT};
 use super::launch::{address, grid, launch_ex, DeviceArrays};
 use super::{CudaBackend, CudaReal};
+use crate::solver::backend::Cells;
 use crate::solver::backend::{DeviceBatch, DeviceSteps, DeviceStop};
-use crate::solver::layout::{INNER, OUTER};
 use anyhow::{anyhow, bail, Context, Result};
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, LaunchConfig, PinnedHostSlice};
@@ -235,13 +235,13 @@ impl<T: CudaReal> CudaBackend<T> {
                     if step == 0 {
                         p.stream.wait(&s.record_event(None)?)?;
                     }
-                    self.enqueue_ipc_receive(&a, c, step, &p.stream)?;
+                    self.enqueue_ipc_receive(&a, c, Exchange::first_order(step), &p.stream)?;
                     p.stream.wait(&s.record_event(None)?)?;
                     let mut side = Queue { stream: &p.stream, pdl: self.pdl, after_kernel: false };
                     edges(&mut side, nl, ne)?;
                 } else {
                     p.stream.wait(&s.record_event(None)?)?;
-                    self.enqueue_ipc(&a, c, step, &p.stream)?;
+                    self.enqueue_ipc(&a, c, Exchange::first_order(step), &p.stream)?;
                     let mut side = Queue { stream: &p.stream, pdl: self.pdl, after_kernel: true };
                     edges(&mut side, nl, ne)?;
                 }
@@ -310,36 +310,73 @@ impl<T: CudaReal> CudaBackend<T> {
         dt_grid: LaunchConfig,
         early: i32,
     ) -> Result<()> {
-        if self.ipc.is_some() || self.peer.is_some() {
-            bail!("second order takes device-resident steps on one GPU only");
+        if self.peer.is_some() {
+            bail!("second order exchanges from GPU to GPU by the GPUs' own stores only, not NCCL");
         }
         let (m, o) = (self.model, self.order2_device());
-        let (cells, want) = (self.n_cells as i32, i32::from(INNER | OUTER));
-        let (ne, finalize) = (self.n_edges as i32, 1i32);
-        let tiles = self.order2_tiles(0..self.n_edges)?;
+        let (ne, ni) = (self.n_edges, crate::solver::Backend::num_inner_edges(self));
+        // The edge pass over the edges of one of the tiles' ranges (0..ne, or with an exchange
+        // 0..ni while the halo travels and ni..ne after it), the cells they read reconstructed.
+        let tiles = [self.order2_tiles(0..ne)?, self.order2_tiles(0..ni)?, self.order2_tiles(ni..ne)?];
+        let ranges = [(0..ne, Cells::All), (0..ni, Cells::Inner(0..self.n_owned)), (ni..ne, Cells::Outer)];
+        let pass = |q: &mut Queue, which: usize, a: &DeviceArrays, step: u64, stage: i32| -> Result<()> {
+            let (edges, cells) = &ranges[which];
+            if let Some((ta, cfg, first)) = &tiles[which] {
+                if cfg.grid_dim.0 == 0 {
+                    return Ok(());
+                }
+                // tile2_resident_{f32,f64}(a, o, ta, m, tile_begin, c, k, stage, early)
+                let args = [arg(a), arg(&o), arg(ta), arg(&m), arg(first), arg(&c), arg(&step), arg(&stage)];
+                let args = [&args[..], &[arg(&early)]].concat();
+                return q.kernel(&fns.tile2, *cfg, &args, "the reconstruction and edge kernel");
+            }
+            let (span, want) = self.order2_cells(cells);
+            if !span.is_empty() {
+                let (begin, end, want) = (span.start as i32, span.end as i32, i32::from(want));
+                // reconstruct_resident_{f32,f64}(a, o, m, begin, end, want, c, k, stage, early)
+                let args = [arg(a), arg(&o), arg(&m), arg(&begin), arg(&end), arg(&want), arg(&c), arg(&step)];
+                let args = [&args[..], &[arg(&stage), arg(&early)]].concat();
+                q.kernel(&fns.reconstruct2, grid(span.len()), &args, "the reconstruction kernel")?;
+            }
+            if !edges.is_empty() {
+                let (begin, end) = (edges.start as i32, edges.end as i32);
+                // edge2_resident_{f32,f64}(a, o, m, e_begin, e_end, c, k, stage, early)
+                let args = [arg(a), arg(&o), arg(&m), arg(&begin), arg(&end), arg(&c), arg(&step), arg(&stage)];
+                let args = [&args[..], &[arg(&early)]].concat();
+                q.kernel(&fns.edge2, grid(edges.len()), &args, "the edge kernel")?;
+            }
+            Ok(())
+        };
+        let s = &self.stream;
         for step in 0..k {
             for stage in 0..2i32 {
                 let a: DeviceArrays = self.home[(parity + stage as usize) % 2];
-                let zero = 0i32;
-                if let Some((ta, cfg, first)) = &tiles {
-                    // tile2_resident_{f32,f64}(a, o, ta, m, tile_begin, c, k, stage, early)
-                    let args = [arg(&a), arg(&o), arg(ta), arg(&m), arg(first), arg(&c), arg(&step), arg(&stage)];
-                    let args = [&args[..], &[arg(&early)]].concat();
-                    q.kernel(&fns.tile2, *cfg, &args, "the reconstruction and edge kernel")?;
+                if let Some(p) = &self.ipc {
+                    // Each stage's halo (the states it reads), sent at its start once the
+                    // update before wrote them, received while the inner cells are computed.
+                    p.stream.wait(&s.record_event(None)?)?;
+                    self.enqueue_ipc(&a, c, Exchange::second_order(step, stage), &p.stream)?;
+                    let done = p.stream.record_event(None)?;
+                    pass(q, 1, &a, step, stage)?;
+                    s.wait(&done)?;
+                    q.after_kernel = false;
+                    pass(q, 2, &a, step, stage)?;
                 } else {
-                    // reconstruct_resident_{f32,f64}(a, o, m, begin, end, want, c, k, stage, early)
-                    let args = [arg(&a), arg(&o), arg(&m), arg(&zero), arg(&cells), arg(&want), arg(&c), arg(&step)];
-                    let args = [&args[..], &[arg(&stage), arg(&early)]].concat();
-                    q.kernel(&fns.reconstruct2, grid(self.n_cells), &args, "the reconstruction kernel")?;
-                    // edge2_resident_{f32,f64}(a, o, m, e_begin, e_end, c, k, stage, early)
-                    let args = [arg(&a), arg(&o), arg(&m), arg(&zero), arg(&ne), arg(&c), arg(&step), arg(&stage)];
-                    let args = [&args[..], &[arg(&early)]].concat();
-                    q.kernel(&fns.edge2, grid(self.n_edges), &args, "the edge kernel")?;
+                    pass(q, 0, &a, step, stage)?;
                 }
                 if stage == 0 {
-                    // dt_resident_{f32,f64}(a, two_gamma, c, finalize, early)
-                    let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize), arg(&early)];
-                    q.kernel(&fns.dt, dt_grid, &args, "the time-step kernel")?;
+                    if let Some(p) = &self.ipc {
+                        // dt_peer_{f32,f64}(a, two_gamma, c, peer args, k): numbered as the step's
+                        // first exchange.
+                        let first = 2 * step;
+                        let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&p.args), arg(&first)];
+                        q.kernel(&p.fns.dt, dt_grid, &args, "the time-step kernel")?;
+                    } else {
+                        // dt_resident_{f32,f64}(a, two_gamma, c, finalize, early)
+                        let finalize = 1i32;
+                        let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize), arg(&early)];
+                        q.kernel(&fns.dt, dt_grid, &args, "the time-step kernel")?;
+                    }
                 }
                 // update2_resident_{f32,f64}(a, o, m, c, k, second, early)
                 let args = [arg(&a), arg(&o), arg(&m), arg(&c), arg(&step), arg(&stage), arg(&early)];
@@ -444,7 +481,7 @@ impl<T: CudaReal> CudaBackend<T> {
         if self.ipc.as_ref().is_some_and(|p| p.update_sends && !p.primed) {
             // The first batch's first halo (later ones were sent by the update before).
             let ctl = address(&r.ctl, &self.stream);
-            self.enqueue_ipc_send(&self.home[parity], ctl, 0, &self.stream)?;
+            self.enqueue_ipc_send(&self.home[parity], ctl, Exchange::first_order(0), &self.stream)?;
         }
         if let Some(p) = self.ipc.as_mut() {
             p.primed = true;
@@ -478,7 +515,8 @@ impl<T: CudaReal> CudaBackend<T> {
             return Err(super::ipc::timeout());
         }
         if let Some(p) = &mut self.ipc {
-            p.seq += c.steps;
+            // A step's exchanges: one, or one a stage at second order.
+            p.seq += if self.order2.is_some() { 2 * c.steps } else { c.steps };
         }
         // Each first-order step's update wrote the other set (a second-order step ends in
         // the set it began from).

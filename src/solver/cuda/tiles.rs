@@ -41,8 +41,12 @@ pub struct TileCover {
 }
 
 impl TileCover {
-    /// The tiles that cover exactly the edges `edges` (a union of consecutive ranges), if any.
+    /// The tiles that cover exactly the edges `edges` (a union of consecutive ranges), if any;
+    /// none for no edges (one rank's inner edges are all of them, its others none).
     pub fn covering(&self, edges: &Range<usize>) -> Option<Range<usize>> {
+        if edges.is_empty() {
+            return Some(0..0);
+        }
         let a = self.ranges.iter().position(|r| r.start == edges.start)?;
         let b = self.ranges.iter().position(|r| r.end == edges.end)?;
         (a <= b).then(|| self.tiles[a].start..self.tiles[b].end)
@@ -191,6 +195,7 @@ mod tests {
             assert_eq!(t.cover.covering(&(0..30)), Some(t.cover.tiles[0].clone()));
             assert_eq!(t.cover.covering(&(30..n_edges)), Some(t.cover.tiles[1].clone()));
             assert_eq!(t.cover.covering(&(0..10)), None);
+            assert_eq!(t.cover.covering(&(30..30)), Some(0..0), "no edges: no tiles");
         }
     }
 }
