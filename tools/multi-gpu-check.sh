@@ -133,24 +133,26 @@ for scen in dambreak lock; do
         "$PYCNO" run "$W/o2_$scen.json" --backend cuda --precision "$prec" --no-vtk -q --out "$one" ||
             { echo "FAIL  one GPU, order 2, $scen $prec: run failed"; fail=$((fail + 1)); continue; }
         for mode in "overlap ipc 64" "blocking ipc 64" "overlap ipc 1" "overlap auto 64" "overlap host 64" "overlap nccl 64"; do
-            read -r ex gx steps <<<"$mode"
-            d="$W/o2_${scen}_${prec}_${ex}_${gx}_$steps"
-            want=$gx
-            [ "$gx" = auto ] && want=ipc
-            [ "$gx" = nccl ] && want=host
-            if PYCNO_DEVICE_STEPS=$steps mpirun --allow-run-as-root --bind-to none -np 2 -x PYCNO_DEVICE_STEPS "$PYCNO" run \
-                "$W/o2_$scen.json" --backend cuda --precision "$prec" --exchange "$ex" --gpu-exchange "$gx" --no-vtk -q \
-                --out "$d" 2>"$d.err"; then
-                check "2 GPUs = 1 GPU bit for bit, order 2 ($scen, $prec, $ex, --gpu-exchange $gx, device steps $steps): checksum $(field "$d" state_checksum)" same "$one" "$d"
-                check "2 GPUs, order 2 ($scen, $prec, $ex, $gx, $steps): the halo went through $want" grep -q "\"gpu_exchange\": \"$want" "$d/stats.json"
-                check "2 GPUs, order 2 ($scen, $prec, $ex, $gx, $steps): mass per layer conserved" mass_ok "$d"
-                [ "$gx" = nccl ] && check "2 GPUs, order 2, NCCL asked for: a note says why the halo goes through the host" \
-                    grep -q "halo goes through the host.*not NCCL" "$d.err"
-            else
-                cat "$d.err"
-                echo "FAIL  2 GPUs, order 2, $scen $prec $ex $gx $steps: run failed"
-                fail=$((fail + 1))
-            fi
+            for np in "${ranks[@]}"; do
+                read -r ex gx steps <<<"$mode"
+                d="$W/o2_${scen}_${prec}_${ex}_${gx}_${steps}_$np"
+                want=$gx
+                [ "$gx" = auto ] && want=ipc
+                [ "$gx" = nccl ] && want=host
+                if PYCNO_DEVICE_STEPS=$steps mpirun --allow-run-as-root --bind-to none -np "$np" -x PYCNO_DEVICE_STEPS "$PYCNO" run \
+                    "$W/o2_$scen.json" --backend cuda --precision "$prec" --exchange "$ex" --gpu-exchange "$gx" --no-vtk -q \
+                    --out "$d" 2>"$d.err"; then
+                    check "$np GPUs = 1 GPU bit for bit, order 2 ($scen, $prec, $ex, --gpu-exchange $gx, device steps $steps): checksum $(field "$d" state_checksum)" same "$one" "$d"
+                    check "$np GPUs, order 2 ($scen, $prec, $ex, $gx, $steps): the halo went through $want" grep -q "\"gpu_exchange\": \"$want" "$d/stats.json"
+                    check "$np GPUs, order 2 ($scen, $prec, $ex, $gx, $steps): mass per layer conserved" mass_ok "$d"
+                    [ "$gx" = nccl ] && check "$np GPUs, order 2, NCCL asked for: a note says why the halo goes through the host" \
+                        grep -q "halo goes through the host.*not NCCL" "$d.err"
+                else
+                    cat "$d.err"
+                    echo "FAIL  $np GPUs, order 2, $scen $prec $ex $gx $steps: run failed"
+                    fail=$((fail + 1))
+                fi
+            done
         done
     done
 done
