@@ -432,13 +432,13 @@ pub fn kernel_bytes(kernel: &str, cells: usize, edges: usize, wall_edges: usize,
         // The edge pass reads its int4 and scaled normal, each cell's six float4 of edge
         // values once and its depth, and writes what the first order's writes.
         "edge2" => e * (16.0 + 2.0 * s) + c * 25.0 * s + (2.0 * (e - w) + w) * 8.0 * s,
-        // The first order's update and the interior term's float4; the second stage also
-        // reads the step's start (two float4 and a float2) from the buffers it writes.
         // Both in one kernel over tiles: the reconstruction's reads and interior term, a
         // cell's place in its tile (an int; a cell next to two tiles is read again, from
         // cache), each edge's int4, two places (int2), scaled normal and its cells' depths,
         // and the first order's accumulator words; no edge values.
         "tile2" => c * (16.0 + 25.0 * s) + e * (24.0 + 2.0 * s) + (2.0 * (e - w) + w) * 8.0 * s + w * 2.0 * s,
+        // The first order's update and the interior term's float4; the second stage also
+        // reads the step's start (two float4 and a float2) from the buffers it writes.
         "stage1" => c * 48.0 * s,
         "stage2" => c * 58.0 * s,
         _ => 0.0,

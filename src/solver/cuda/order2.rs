@@ -281,7 +281,7 @@ impl<T: CudaReal> CudaBackend<T> {
             // The tile kernel reconstructs the cells of its edges (order2_edges).
             return Ok(());
         }
-        let (range, want) = cells.span(self.n_cells, self.n_owned, &self.order2().outer);
+        let (range, want) = self.order2_cells(&cells);
         if range.is_empty() {
             return Ok(());
         }

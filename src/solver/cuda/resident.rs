@@ -1,9 +1,9 @@
 //! Device-resident steps: a CUDA graph of K whole steps (edge pass, time step with its
 //! minimum and its clip to the target, update; at second order two stages, `enqueue_steps2`)
 //! that the host launches and then reads back once, instead of launching three kernels and
-//! reading the time step back every step (about 30 µs a step on an H200, whatever the mesh). The kernels are `kernels/resident.cu`;
-//! the step is the host loop's (`solver/stepper.rs`), in the same float64 arithmetic, so
-//! results do not depend on K.
+//! reading the time step back every step (about 30 µs a step on an H200, whatever the mesh).
+//! The kernels are `kernels/resident.cu`; the step is the host loop's (`solver/stepper.rs`),
+//! in the same float64 arithmetic, so results do not depend on K.
 //!
 //! Graphs of 4, 16 and 64 steps (`PYCNO_DEVICE_STEPS` caps it): each batch takes the
 //! largest that does not overshoot the steps expected to its target (from the last step's
@@ -16,8 +16,7 @@
 use super::ipc::{Exchange, STOP_TIMEOUT};
 use super::launch::{address, grid, launch_ex, DeviceArrays};
 use super::{CudaBackend, CudaReal};
-use crate::solver::backend::Cells;
-use crate::solver::backend::{DeviceBatch, DeviceSteps, DeviceStop};
+use crate::solver::backend::{Cells, DeviceBatch, DeviceSteps, DeviceStop};
 use anyhow::{anyhow, bail, Context, Result};
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, LaunchConfig, PinnedHostSlice};
