@@ -140,6 +140,16 @@ pub struct Order2<T> {
 }
 
 impl<T: CudaReal> Order2<T> {
+    /// Kernels of a device-resident step on one GPU: two stages of a tile kernel (or a
+    /// reconstruction and an edge kernel) and an update, and the time step.
+    pub fn step_kernels(&self) -> u64 {
+        if self.tiles.is_some() {
+            5
+        } else {
+            7
+        }
+    }
+
     fn device(&self, s: &CudaStream) -> Order2Device {
         Order2Device {
             faces: address(&self.faces, s),

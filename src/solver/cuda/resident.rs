@@ -5,9 +5,11 @@
 //! The kernels are `kernels/resident.cu`; the step is the host loop's (`solver/stepper.rs`),
 //! in the same float64 arithmetic, so results do not depend on K.
 //!
-//! Graphs of 4, 16 and 64 steps (`PYCNO_DEVICE_STEPS` caps it): each batch takes the
-//! largest that does not overshoot the steps expected to its target (from the last step's
-//! length), since the steps of a graph after its batch stopped still cost a launch each.
+//! Graphs of 4, 8, 16, 32 and 64 steps (`PYCNO_DEVICE_STEPS` caps it): each batch takes the
+//! smallest that covers the steps expected to its target (from the last step's length) if
+//! it overshoots them by a few steps, else the largest that does not overshoot: a batch's
+//! round trip costs about as much as a dozen launches, and each step of a graph after its
+//! batch stopped still costs a launch of each of its kernels (`pick`).
 //!
 //! The update writes the other buffer set, so step k of a graph reads the set of parity
 //! (p + k) mod 2: two graphs, one for each set the batch starts from. Steps after the one
@@ -104,6 +106,15 @@ pub struct Resident {
     host: PinnedHostSlice<u64>,
 }
 
+/// The base of the graph sizes (`sizes`): 2, or `PYCNO_BATCH_SIZES=4`.
+fn batch_base() -> u64 {
+    if std::env::var("PYCNO_BATCH_SIZES").is_ok_and(|v| v == "4") {
+        4
+    } else {
+        2
+    }
+}
+
 /// Whether NCCL calls go into the CUDA graphs (`PYCNO_NCCL_GRAPH=0`: queued step by step).
 fn nccl_in_graphs() -> bool {
     std::env::var("PYCNO_NCCL_GRAPH").map_or(true, |v| v != "0")
@@ -124,18 +135,31 @@ fn cells_from_env(var: &str, default: usize) -> usize {
     std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// Graph sizes for batches of at most `k` steps: powers of 4 from 4, and `k`.
-fn sizes(k: u64) -> Vec<u64> {
-    let mut v: Vec<u64> = std::iter::successors(Some(4u64), |s| Some(s * 4)).take_while(|&s| s < k).collect();
+/// Graph sizes for batches of at most `k` steps: powers of 2 from 4, and `k`
+/// (`PYCNO_BATCH_SIZES=4`: powers of 4, as before 2026-11-26, for comparison). Each size is
+/// two graphs captured at set-up; finer sizes let a batch end nearer its target in fewer
+/// batches (47 steps: 32 + 16 instead of 16 + 16 + 4 + 4 + 4 + 4).
+fn sizes(k: u64, base: u64) -> Vec<u64> {
+    let mut v: Vec<u64> = std::iter::successors(Some(4u64), |s| Some(s * base)).take_while(|&s| s < k).collect();
     v.push(k);
     v
 }
 
+/// Kernel launches a batch's round trip costs (its control block written, the graph
+/// launched, the host woken to read it back: about 20 µs on an H200 against about 1.5 µs a
+/// no-op launch; BENCHMARKS.md, issue 20): a batch may overshoot its expected steps by as many
+/// steps as cost fewer launches than that, since each step after the batch stopped is a
+/// launch of each of its kernels that returns at once.
+const BATCH_LAUNCHES: u64 = 12;
+
 /// The size to launch for `limit` steps at most, with about `expected` steps to the target:
-/// the largest that does not overshoot (a step past the target is a wasted launch of three
-/// no-op kernels), the smallest if all do.
-fn pick(sizes: &[u64], limit: u64, expected: u64) -> usize {
+/// the smallest that covers them if it overshoots by at most `slack` steps (one batch instead
+/// of several), else the largest that does not overshoot, else the smallest.
+fn pick(sizes: &[u64], limit: u64, expected: u64, slack: u64) -> usize {
     let want = limit.min(expected).max(1);
+    if let Some(at) = sizes.iter().position(|&s| s >= want && s - want <= slack) {
+        return at;
+    }
     sizes.iter().rposition(|&s| s <= want).unwrap_or(0)
 }
 
@@ -181,6 +205,24 @@ impl<T: CudaReal> CudaBackend<T> {
     /// Which buffer set is current: 0 if `v1` is the one allocated first.
     fn parity(&self) -> usize {
         (address(&self.v1, &self.stream) != self.home[0].v1) as usize
+    }
+
+    /// Steps a batch may overshoot (`pick`): [`BATCH_LAUNCHES`] over the kernels of a step
+    /// (first order on one GPU 3; with the exchange about 6; second order 5 with tiles, 7
+    /// without, about 10 on several GPUs). `PYCNO_BATCH_SLACK` sets it, for comparison (0: the
+    /// choice before 2026-11-26).
+    fn batch_slack(&self) -> u64 {
+        if let Some(v) = std::env::var("PYCNO_BATCH_SLACK").ok().and_then(|v| v.parse().ok()) {
+            return v;
+        }
+        let several = self.ipc.is_some() || self.peer.is_some();
+        let launches = match (&self.order2, several) {
+            (None, false) => 3,
+            (None, true) => 6,
+            (Some(o), false) => o.step_kernels(),
+            (Some(_), true) => 10,
+        };
+        BATCH_LAUNCHES / launches
     }
 
     /// Queue `k` steps starting from buffer set `parity` on the main stream (captured into a
@@ -416,7 +458,7 @@ impl<T: CudaReal> CudaBackend<T> {
             let fns = self.resident_fns.as_ref().ok_or_else(|| anyhow!("resident kernels not loaded"))?;
             let mut ctl = self.stream.alloc_zeros::<u64>(CONTROL_WORDS).context("allocating the step control block")?;
             let mut graphs = Vec::new();
-            for k in sizes(self.resident_k) {
+            for k in sizes(self.resident_k, batch_base()) {
                 if self.peer.is_some() && !nccl_in_graphs() {
                     graphs.push((k, None));
                     continue;
@@ -459,11 +501,12 @@ impl<T: CudaReal> CudaBackend<T> {
         }
         self.prepare_resident(req.gamma)?;
         let parity = self.parity();
+        let slack = self.batch_slack();
         let r = self.resident.as_mut().expect("made above");
         let sizes: Vec<u64> = r.graphs.iter().map(|g| g.0).collect();
         // Before any step, guess 16 (a wrong guess costs one short batch or a few no-ops).
         let expected = if r.last_dt > 0.0 { ((req.target - req.t) / r.last_dt).ceil().min(1e9) as u64 } else { 16 };
-        let at = pick(&sizes, req.limit, expected);
+        let at = pick(&sizes, req.limit, expected, slack);
         let k = r.graphs[at].0;
         let start = Control {
             t: req.t,
@@ -549,17 +592,29 @@ mod tests {
 
     #[test]
     fn graph_sizes_cover_the_batch_and_the_smallest_sufficient_is_taken() {
-        assert_eq!(sizes(64), vec![4, 16, 64]);
-        assert_eq!(sizes(32), vec![4, 16, 32]);
-        assert_eq!(sizes(5), vec![4, 5]);
-        assert_eq!(sizes(2), vec![2]);
-        let s = sizes(64);
-        assert_eq!(s[pick(&s, 64, 1)], 4);
-        assert_eq!(s[pick(&s, 64, 5)], 4);
-        assert_eq!(s[pick(&s, 64, 17)], 16);
-        assert_eq!(s[pick(&s, 64, 1000)], 64);
+        assert_eq!(sizes(64, 2), vec![4, 8, 16, 32, 64]);
+        assert_eq!(sizes(64, 4), vec![4, 16, 64]);
+        assert_eq!(sizes(48, 2), vec![4, 8, 16, 32, 48]);
+        assert_eq!(sizes(5, 2), vec![4, 5]);
+        assert_eq!(sizes(2, 2), vec![2]);
+        // No slack: the largest that does not overshoot, the smallest if all do.
+        let s = sizes(64, 4);
+        assert_eq!(s[pick(&s, 64, 1, 0)], 4);
+        assert_eq!(s[pick(&s, 64, 5, 0)], 4);
+        assert_eq!(s[pick(&s, 64, 17, 0)], 16);
+        assert_eq!(s[pick(&s, 64, 1000, 0)], 64);
         // The step limit wins over a longer way to the target.
-        assert_eq!(s[pick(&s, 20, 1000)], 16);
-        assert_eq!(s[pick(&s, 3, 1000)], 4);
+        assert_eq!(s[pick(&s, 20, 1000, 0)], 16);
+        assert_eq!(s[pick(&s, 3, 1000, 0)], 4);
+        // Slack: one batch that overshoots by a few steps instead of several short ones.
+        let s = sizes(64, 2);
+        assert_eq!(s[pick(&s, 64, 15, 4)], 16);
+        assert_eq!(s[pick(&s, 64, 29, 4)], 32);
+        assert_eq!(s[pick(&s, 64, 27, 4)], 16, "5 steps over: too many");
+        assert_eq!(s[pick(&s, 64, 61, 4)], 64);
+        assert_eq!(s[pick(&s, 64, 1000, 4)], 64);
+        assert_eq!(s[pick(&s, 13, 1000, 4)], 16, "3 steps past the limit");
+        assert_eq!(pick(&s, 64, 2, 1), 0, "the smallest if all overshoot");
+        assert_eq!(s[pick(&s, 64, 47, 1)], 32, "32, then 16");
     }
 }
