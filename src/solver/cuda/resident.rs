@@ -148,7 +148,7 @@ fn sizes(k: u64, base: u64) -> Vec<u64> {
 /// Kernel launches a batch's round trip costs (its control block written, the graph
 /// launched, the host woken to read it back: about 20 µs on an H200 against about 1.5 µs a
 /// no-op launch; BENCHMARKS.md, issue 20): a batch may overshoot its expected steps by as many
-/// steps as cost fewer launches than that, since each step after the batch stopped is a
+/// steps as cost at most that many launches, since each step after the batch stopped is a
 /// launch of each of its kernels that returns at once.
 const BATCH_LAUNCHES: u64 = 12;
 
