@@ -115,6 +115,16 @@ fn batch_base() -> u64 {
     }
 }
 
+/// Whether the kernel after the join of the exchange's stream (the GPUs' own stores; the
+/// time step at first order, the outer tiles at second) is launched programmatically after
+/// the main stream's kernel before it: it then waits in `pdl_wait` for that kernel and the
+/// exchange's (every resident and peer kernel waits there before reading anything), instead
+/// of being launched once both are done. 0.6% faster at 2.6e5 cells and 0.4% at 10^6 on two
+/// H200s, the same bits (BENCHMARKS.md, issue 20); `PYCNO_JOIN_PDL=0` launches it plainly.
+fn join_pdl() -> bool {
+    std::env::var("PYCNO_JOIN_PDL").map_or(true, |v| v != "0")
+}
+
 /// Whether NCCL calls go into the CUDA graphs (`PYCNO_NCCL_GRAPH=0`: queued step by step).
 fn nccl_in_graphs() -> bool {
     std::env::var("PYCNO_NCCL_GRAPH").map_or(true, |v| v != "0")
@@ -289,7 +299,7 @@ impl<T: CudaReal> CudaBackend<T> {
                 let done = p.stream.record_event(None)?;
                 edges(&mut q, 0, nl)?;
                 s.wait(&done)?;
-                q.after_kernel = false;
+                q.after_kernel = join_pdl();
             } else if let Some(p) = &self.peer {
                 p.stream.wait(&s.record_event(None)?)?;
                 p.enqueue(&a, &p.stream)?;
@@ -400,7 +410,7 @@ impl<T: CudaReal> CudaBackend<T> {
                     let done = p.stream.record_event(None)?;
                     pass(q, 1, &a, step, stage)?;
                     s.wait(&done)?;
-                    q.after_kernel = false;
+                    q.after_kernel = join_pdl();
                     pass(q, 2, &a, step, stage)?;
                 } else {
                     pass(q, 0, &a, step, stage)?;
