@@ -114,15 +114,21 @@ __device__ __forceinline__ Side<T> ghost(const Model<T>& m, const Boundary<T>& b
     }
 }
 
-template <typename T>
-__device__ __forceinline__ EdgeFlux<T> boundary_flux(const Model<T>& m, const Boundary<T>& b, const Side<T>& inner,
-                                                     T nx, T ny, T t) {
-    EdgeFlux<T> f = numerical_flux(m, inner, ghost(m, b, inner, nx, ny, t), nx, ny);
+// What the boundary prescribes of the flux between the cell and its ghost: no mass through a
+// wall, the given discharge through a discharge boundary.
+template <typename T> __device__ __forceinline__ void boundary_mass(const Boundary<T>& b, EdgeFlux<T>& f) {
     if (b.kind == BOUNDARY_WALL) {
         f.i[0] = T(0); f.i[3] = T(0); f.j[0] = T(0); f.j[3] = T(0);
     } else if (b.kind == BOUNDARY_DISCHARGE) {
         if (b.data[2] == T(1)) { f.i[0] = -b.data[0]; f.j[0] = -b.data[0]; }
         if (b.data[3] == T(1)) { f.i[3] = -b.data[1]; f.j[3] = -b.data[1]; }
     }
+}
+
+template <typename T>
+__device__ __forceinline__ EdgeFlux<T> boundary_flux(const Model<T>& m, const Boundary<T>& b, const Side<T>& inner,
+                                                     T nx, T ny, T t) {
+    EdgeFlux<T> f = numerical_flux(m, inner, ghost(m, b, inner, nx, ny, t), nx, ny);
+    boundary_mass(b, f);
     return f;
 }

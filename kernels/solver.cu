@@ -60,7 +60,10 @@ __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const 
         T len = rt_sqrt(nl.x * nl.x + nl.y * nl.y);
         T nx = nl.x / len, ny = nl.y / len;
         Side<T> wi = load_side(v1[ec.x], v2[ec.x]);
-        Side<T> wj = ec.y < 0 ? wi : load_side(v1[ec.y], v2[ec.y]);
+        // A boundary edge's other side is its ghost: one numerical_flux for both kinds of
+        // edge (boundary_flux's arithmetic), so that a warp holding both runs the flux once
+        // instead of one inlined copy after the other.
+        Side<T> wj = ec.y < 0 ? ghost(m, boundaries[ec.w], wi, nx, ny, t) : load_side(v1[ec.y], v2[ec.y]);
         if (ec.y >= 0 && dry_edge(m, wi, wj)) {
             // Dry land on both sides: two quiet words instead of four (the mostly-dry speed-up
             // of issue 17; the update and the time step know them by Z < 0).
@@ -69,7 +72,8 @@ __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const 
             acc[(2 * ec.z) * stride + ec.x] = a;
             acc[(2 * ec.w) * stride + ec.y] = c;
         } else {
-            EdgeFlux<T> f = ec.y < 0 ? boundary_flux(m, boundaries[ec.w], wi, nx, ny, t) : numerical_flux(m, wi, wj, nx, ny);
+            EdgeFlux<T> f = numerical_flux(m, wi, wj, nx, ny);
+            if (ec.y < 0) boundary_mass(boundaries[ec.w], f);
             T z = len * f.speed;
             V4<T> a = {len * f.i[0], len * f.i[1], len * f.i[2], z};
             V4<T> b = {len * f.i[3], len * f.i[4], len * f.i[5], T(0)};
