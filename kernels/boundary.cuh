@@ -115,7 +115,8 @@ __device__ __forceinline__ Side<T> ghost(const Model<T>& m, const Boundary<T>& b
 }
 
 // What the boundary prescribes of the flux between the cell and its ghost: no mass through a
-// wall, the given discharge through a discharge boundary.
+// wall, the given discharge through a discharge boundary (boundary_mass). Apart from
+// boundary_flux for the edge kernel, which takes one numerical_flux for every edge.
 template <typename T> __device__ __forceinline__ void boundary_mass(const Boundary<T>& b, EdgeFlux<T>& f) {
     if (b.kind == BOUNDARY_WALL) {
         f.i[0] = T(0); f.i[3] = T(0); f.j[0] = T(0); f.j[3] = T(0);

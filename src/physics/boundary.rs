@@ -204,6 +204,16 @@ pub fn ghost<T: Real>(m: &Model<T>, b: &Boundary<T>, inner: &Side<T>, n: [T; 2],
 #[inline(always)]
 pub fn boundary_flux<T: Real>(m: &Model<T>, b: &Boundary<T>, inner: &Side<T>, n: [T; 2], t: T) -> EdgeFlux<T> {
     let mut f = numerical_flux(m, inner, &ghost(m, b, inner, n, t), n);
+    boundary_mass(b, &mut f);
+    f
+}
+
+/// What boundary `b` prescribes of the flux `f` between a cell and its ghost: the mass fluxes.
+/// Apart from [`boundary_flux`] because the GPU's edge kernel evaluates one `numerical_flux`
+/// for boundary and interior edges alike, the ghost standing in for a boundary edge's second
+/// cell, and then calls this (`kernels/boundary.cuh`).
+#[inline(always)]
+pub fn boundary_mass<T: Real>(b: &Boundary<T>, f: &mut EdgeFlux<T>) {
     if b.kind == BoundaryKind::Wall as i32 {
         // The mirror makes the mass fluxes zero in exact arithmetic; rounding, amplified by
         // the eigenvector solve, would otherwise leak mass through walls.
@@ -224,5 +234,4 @@ pub fn boundary_flux<T: Real>(m: &Model<T>, b: &Boundary<T>, inner: &Side<T>, n:
             f.j[3] = -b.data[1];
         }
     }
-    f
 }
