@@ -413,6 +413,48 @@ fn device_steps_equal_host_steps_at_order_2_f64() {
     }
 }
 
+/// A run that goes unphysical (the paper's dam break at twice the stable CFL number: step 28
+/// on the CPU) stops in the same step, at the same time, with the same last good state,
+/// whether the host drives every step or the device takes them (CUDA graphs of up to 64 or 5
+/// steps: the blow-up falls inside a batch).
+fn device_steps_catch_a_blow_up_as_the_host<T: CudaReal>() {
+    let mut s = Scenario::paper_benchmark(4032);
+    s.time.end = 5.0;
+    let pm = scenario_mesh(&s).unwrap();
+    let (depth, initial) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
+    let lay = Layout::<T>::from_topology(&pm.topo, &depth, &initial, &s.physics.reference());
+    let run = |k: u64| {
+        let mut gpu = CudaBackend::new(Model::<T>::new(&s.physics).unwrap(), &lay, 0).unwrap();
+        gpu.set_device_steps(k);
+        let plan = pycno::solver::stepper::Schedule { device_steps: k, gamma: 2.0, ..common::plan(&s, None) };
+        let err = step_loop(&mut gpu, &Single, &plan, &mut |_, _| Ok(())).expect_err("the run should blow up");
+        let b = err.downcast_ref::<pycno::solver::stepper::BlowUp>().expect("a blow-up report");
+        (b.step, b.time, gpu.previous_state().unwrap())
+    };
+    let host = run(1);
+    assert!(host.0 > 5, "the blow-up should come after a batch of 5 steps, not in it");
+    for k in [64, 5] {
+        let dev = run(k);
+        assert_eq!((dev.0, dev.1), (host.0, host.1), "{}, k = {k}: step and time of the blow-up", T::NAME);
+        assert!(dev.2 == host.2, "{}, k = {k}: the last good state differs from the host loop's", T::NAME);
+    }
+    eprintln!("{}: blew up at step {} on the host and on the device alike", T::NAME, host.0);
+}
+
+#[test]
+fn device_steps_catch_a_blow_up_as_the_host_f32() {
+    if gpu() {
+        device_steps_catch_a_blow_up_as_the_host::<f32>();
+    }
+}
+
+#[test]
+fn device_steps_catch_a_blow_up_as_the_host_f64() {
+    if gpu() {
+        device_steps_catch_a_blow_up_as_the_host::<f64>();
+    }
+}
+
 /// The max maps kept on the GPU (the extremes kernel over the device's state every step)
 /// equal, bit for bit, the same extremes folded on the host from that state read back
 /// after every step.

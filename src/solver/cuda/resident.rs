@@ -5,11 +5,12 @@
 //! The kernels are `kernels/resident.cu`; the step is the host loop's (`solver/stepper.rs`),
 //! in the same float64 arithmetic, so results do not depend on K.
 //!
-//! Graphs of 4, 8, 16, 32 and 64 steps (`PYCNO_DEVICE_STEPS` caps it): each batch takes the
-//! smallest that covers the steps expected to its target (from the last step's length) if
-//! it overshoots them by a few steps, else the largest that does not overshoot: a batch's
-//! round trip costs about as much as a dozen launches, and each step of a graph after its
-//! batch stopped still costs a launch of each of its kernels (`pick`).
+//! Graphs of 4, 8, 12, ..., 64 steps (`PYCNO_DEVICE_STEPS` caps it): each batch takes the
+//! smallest that covers the steps expected to its target (from the last step's length; the
+//! first batch from the first step's, found at set-up) if it overshoots them by a few steps,
+//! else the largest that does not overshoot: a batch's round trip costs about as much as a
+//! dozen launches, and each step of a graph after its batch stopped still costs a launch of
+//! each of its kernels (`pick`).
 //!
 //! The update writes the other buffer set, so step k of a graph reads the set of parity
 //! (p + k) mod 2: two graphs, one for each set the batch starts from. Steps after the one
@@ -106,13 +107,10 @@ pub struct Resident {
     host: PinnedHostSlice<u64>,
 }
 
-/// The base of the graph sizes (`sizes`): 2, or `PYCNO_BATCH_SIZES=4`.
+/// The spacing of the graph sizes (`sizes`): 0, every fourth step count; or
+/// `PYCNO_BATCH_SIZES=2` or `4`, powers of 2 or 4 (the sizes before, for comparison).
 fn batch_base() -> u64 {
-    if std::env::var("PYCNO_BATCH_SIZES").is_ok_and(|v| v == "4") {
-        4
-    } else {
-        2
-    }
+    std::env::var("PYCNO_BATCH_SIZES").ok().and_then(|v| v.parse().ok()).filter(|&b| b == 2 || b == 4).unwrap_or(0)
 }
 
 /// Whether the kernel after the join of the exchange's stream (the GPUs' own stores; the
@@ -145,12 +143,14 @@ fn cells_from_env(var: &str, default: usize) -> usize {
     std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// Graph sizes for batches of at most `k` steps: powers of 2 from 4, and `k`
-/// (`PYCNO_BATCH_SIZES=4`: powers of 4, as before 2026-11-26, for comparison). Each size is
-/// two graphs captured at set-up; finer sizes let a batch end nearer its target in fewer
-/// batches (47 steps: 32 + 16 instead of 16 + 16 + 4 + 4 + 4 + 4).
+/// Graph sizes for batches of at most `k` steps: every multiple of 4 up to 64, then powers
+/// of 2, and `k` (`base` 2 or 4: powers of `base` from 4, the sizes of earlier versions, for
+/// comparison). Each size is two graphs captured at set-up; with a size for every count of
+/// steps up to 64 to within 3, a batch that ends at its target is one batch (20 steps: 20,
+/// where powers of 2 took 16 + 4, two round trips).
 fn sizes(k: u64, base: u64) -> Vec<u64> {
-    let mut v: Vec<u64> = std::iter::successors(Some(4u64), |s| Some(s * base)).take_while(|&s| s < k).collect();
+    let next = |&s: &u64| Some(if base == 0 && s < 64 { s + 4 } else { s * base.max(2) });
+    let mut v: Vec<u64> = std::iter::successors(Some(4u64), next).take_while(|&s| s < k).collect();
     v.push(k);
     v
 }
@@ -483,9 +483,28 @@ impl<T: CudaReal> CudaBackend<T> {
             // SAFETY: written in full before every use (resident_steps).
             let host = unsafe { self.ctx.alloc_pinned_with_flags::<u64>(CONTROL_WORDS, 0) }
                 .context("allocating the step control block's host copy")?;
-            self.resident = Some(Resident { two_gamma_bits: bits, graphs, last_dt: 0.0, ctl, host });
+            let last_dt = self.first_dt(gamma)?;
+            self.resident = Some(Resident { two_gamma_bits: bits, graphs, last_dt, ctl, host });
         }
         Ok(())
+    }
+
+    /// The next step's time step (0 where not found), for the size of the first batch: the
+    /// edge pass and the time-step kernel on the current state, as that step will compute
+    /// them, at set-up. On one GPU at first order (elsewhere the first batch guesses). The
+    /// scratch words the kernels change (the minimum, the fallback count) are put back, and
+    /// every accumulator slot is written again by the step's own edge pass, so the run's
+    /// results and counts are unchanged (tests/gpu.rs).
+    fn first_dt(&mut self, gamma: f64) -> Result<f64> {
+        if self.order2.is_some() || self.ipc.is_some() || self.peer.is_some() || self.halo.is_some() {
+            return Ok(0.0);
+        }
+        let saved = self.stream.clone_dtoh(&self.scratch).context("reading the scratch words")?;
+        // Every boundary is a wall here (`host_driven_boundaries`): the time is not read.
+        crate::solver::Backend::process_edges(self, 0..self.n_edges, self.boundaries_time)?;
+        let (dt, _) = crate::solver::Backend::local_dt(self, gamma)?;
+        self.stream.memcpy_htod(&saved, &mut self.scratch).context("restoring the scratch words")?;
+        Ok(if dt.is_finite() && dt > 0.0 { dt } else { 0.0 })
     }
 
     /// Launch each graph once with every step a no-op (`stop` set), at set-up: a graph's
@@ -514,7 +533,8 @@ impl<T: CudaReal> CudaBackend<T> {
         let slack = self.batch_slack();
         let r = self.resident.as_mut().expect("made above");
         let sizes: Vec<u64> = r.graphs.iter().map(|g| g.0).collect();
-        // Before any step, guess 16 (a wrong guess costs one short batch or a few no-ops).
+        // Without a step's length, guess 16 (a wrong guess costs one short batch or a few
+        // no-ops).
         let expected = if r.last_dt > 0.0 { ((req.target - req.t) / r.last_dt).ceil().min(1e9) as u64 } else { 16 };
         let at = pick(&sizes, req.limit, expected, slack);
         let k = r.graphs[at].0;
@@ -602,6 +622,20 @@ mod tests {
 
     #[test]
     fn graph_sizes_cover_the_batch_and_the_smallest_sufficient_is_taken() {
+        let every4: Vec<u64> = (1..=16).map(|i| 4 * i).collect();
+        assert_eq!(sizes(64, 0), every4);
+        assert_eq!(sizes(10, 0), vec![4, 8, 10]);
+        assert_eq!(sizes(256, 0), [&every4[..], &[128, 256]].concat());
+        assert_eq!(sizes(200, 0), [&every4[..], &[128, 200]].concat());
+        assert_eq!(sizes(2, 0), vec![2]);
+        // Every count of steps up to 64 is one batch that overshoots by 3 at most.
+        let s = sizes(64, 0);
+        for want in 1..=64u64 {
+            let got = s[pick(&s, 64, want, 3)];
+            assert!(got >= want && got - want <= 3, "{want} steps: a graph of {got}");
+        }
+        assert_eq!(s[pick(&s, 64, 20, 4)], 20);
+        assert_eq!(s[pick(&s, 64, 1000, 4)], 64);
         assert_eq!(sizes(64, 2), vec![4, 8, 16, 32, 64]);
         assert_eq!(sizes(64, 4), vec![4, 16, 64]);
         assert_eq!(sizes(48, 2), vec![4, 8, 16, 32, 48]);
