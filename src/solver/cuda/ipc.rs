@@ -31,6 +31,24 @@ const HEADER_BYTES: usize = 5 * MAX_RANKS * 8;
 /// `stop` of the control block when another GPU did not answer (`kernels/peer.cu`).
 pub const STOP_TIMEOUT: u64 = 4;
 
+/// Owned cells a rank may have for its updates to send the next step's halo themselves
+/// (first order). Measured on two H200s (BENCHMARKS.md, issue 20): the update's own send
+/// saves 3.4 µs a step at 1.3e5 cells a rank (10%) and 0.4% at 2e6, but costs 0.3% at 5e6
+/// and 0.8% at 1.5e7 (14.7 µs of a 1.87 ms step) against a send kernel at the step's start.
+pub const UPDATE_SENDS_CELLS: usize = 3_000_000;
+
+/// Whether a rank's device-resident updates send the halo (`update_peer`): at first order, up
+/// to `limit` owned cells; `forced` (`PYCNO_IPC_UPDATE_SENDS`) "0" never, "1" always.
+/// Second order sends each stage's halo at the stage's start (its updates send nothing).
+pub fn update_sends(order2: bool, n_owned: usize, forced: Option<&str>, limit: usize) -> bool {
+    match forced {
+        _ if order2 => false,
+        Some("0") => false,
+        Some("1") => true,
+        _ => n_owned <= limit,
+    }
+}
+
 /// `PeerArgs` of `kernels/peer.cu`, passed by value.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -99,8 +117,8 @@ pub struct PeerLink {
     /// Exchanges so far (the sequence numbers of the flags).
     pub seq: u64,
     /// Whether the device-resident steps' updates send the halo of the next step themselves
-    /// (`update_peer`; `PYCNO_IPC_UPDATE_SENDS=0`: a send kernel at each step's start, as
-    /// the host-driven steps do).
+    /// (`update_peer`), or a send kernel does at each step's start, as in the host-driven
+    /// steps: see [`update_sends`].
     pub update_sends: bool,
     /// With `update_sends`: the halo of exchange `seq + 1` is in the mailboxes already (sent
     /// by the last update of the batch before, or by the priming send of the first batch).
@@ -365,8 +383,13 @@ impl<T: CudaReal> CudaBackend<T> {
         s.synchronize()?;
         // Every mailbox is cleared before any rank stores into another's.
         comm.barrier();
-        // Second order sends each stage's halo at the stage's start (its updates send nothing).
-        let update_sends = self.order2.is_none() && std::env::var("PYCNO_IPC_UPDATE_SENDS").map_or(true, |v| v != "0");
+        let forced = std::env::var("PYCNO_IPC_UPDATE_SENDS").ok();
+        let limit = std::env::var("PYCNO_IPC_UPDATE_SENDS_CELLS").ok().and_then(|v| v.parse().ok());
+        let mine =
+            update_sends(self.order2.is_some(), self.n_owned, forced.as_deref(), limit.unwrap_or(UPDATE_SENDS_CELLS));
+        // Every rank the same way (their owned cells differ a little), though the exchange
+        // would work either way.
+        let update_sends = agreed(mine);
         self.ipc = Some(PeerLink {
             args,
             stream,
@@ -489,7 +512,24 @@ impl Drop for Link {
 
 #[cfg(test)]
 mod tests {
-    use super::{entries_by_cell, Exchange};
+    use super::{entries_by_cell, update_sends, Exchange, UPDATE_SENDS_CELLS};
+
+    #[test]
+    fn updates_send_the_halo_on_small_ranks_at_first_order_only() {
+        let limit = UPDATE_SENDS_CELLS;
+        // 2.6e5 and 10^6 cells on two GPUs: the update sends; 10^7 and 3e7: a send kernel.
+        assert!(update_sends(false, 129_353, None, limit));
+        assert!(update_sends(false, 2_006_597, None, limit));
+        assert!(update_sends(false, limit, None, limit));
+        assert!(!update_sends(false, limit + 1, None, limit));
+        assert!(!update_sends(false, 15_050_427, None, limit));
+        // Forced either way, or with another limit; never at second order.
+        assert!(!update_sends(false, 1000, Some("0"), limit));
+        assert!(update_sends(false, 15_050_427, Some("1"), limit));
+        assert!(!update_sends(false, 1000, None, 999));
+        assert!(!update_sends(true, 1000, Some("1"), limit));
+        assert!(!update_sends(true, 1000, None, limit));
+    }
 
     #[test]
     fn exchanges_are_numbered_in_order_one_or_two_a_step() {
