@@ -108,6 +108,7 @@ nccl_mode "GPU stores, host-driven steps" PYCNO_DEVICE_STEPS=1 ipc ipc
 nccl_mode "GPU stores without programmatic launch" PYCNO_PDL=0 ipc ipc
 nccl_mode "auto takes the GPU stores" PYCNO_PDL=1 ipc auto
 nccl_mode "GPU stores, a send kernel per step (the update does not send)" PYCNO_IPC_UPDATE_SENDS=0 ipc ipc
+nccl_mode "GPU stores, ranks above the update's send limit (a send kernel)" PYCNO_IPC_UPDATE_SENDS_CELLS=1000 ipc ipc
 nccl_mode "GPU stores, every kernel lets the next start early" PYCNO_PDL_EARLY_CELLS=1000000000 ipc ipc
 check "2 GPUs, NCCL missing: the fallback says why" grep -q "halo goes through the host.*NCCL not found" "$W/mode_NCCL missing.err"
 

@@ -517,7 +517,7 @@ mod tests {
     #[test]
     fn updates_send_the_halo_on_small_ranks_at_first_order_only() {
         let limit = UPDATE_SENDS_CELLS;
-        // 2.6e5 and 10^6 cells on two GPUs: the update sends; 10^7 and 3e7: a send kernel.
+        // 2.6e5 and 4e6 cells on two GPUs: the update sends; 3e7: a send kernel (BENCHMARKS.md).
         assert!(update_sends(false, 129_353, None, limit));
         assert!(update_sends(false, 2_006_597, None, limit));
         assert!(update_sends(false, limit, None, limit));
