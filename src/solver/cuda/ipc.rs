@@ -15,7 +15,7 @@
 //! those of the other paths.
 
 use super::launch::{address, grid, DeviceArrays};
-use super::resident::{CONTROL_WORDS, SEQ_WORD, STOP_WORD};
+use super::resident::{cells_from_env, CONTROL_WORDS, SEQ_WORD, STOP_WORD};
 use super::{CudaBackend, CudaReal};
 use crate::comm::Comm;
 use crate::solver::exchange::HaloPlan;
@@ -384,9 +384,8 @@ impl<T: CudaReal> CudaBackend<T> {
         // Every mailbox is cleared before any rank stores into another's.
         comm.barrier();
         let forced = std::env::var("PYCNO_IPC_UPDATE_SENDS").ok();
-        let limit = std::env::var("PYCNO_IPC_UPDATE_SENDS_CELLS").ok().and_then(|v| v.parse().ok());
-        let mine =
-            update_sends(self.order2.is_some(), self.n_owned, forced.as_deref(), limit.unwrap_or(UPDATE_SENDS_CELLS));
+        let limit = cells_from_env("PYCNO_IPC_UPDATE_SENDS_CELLS", UPDATE_SENDS_CELLS);
+        let mine = update_sends(self.order2.is_some(), self.n_owned, forced.as_deref(), limit);
         // Every rank the same way (their owned cells differ a little), though the exchange
         // would work either way.
         let update_sends = agreed(mine);

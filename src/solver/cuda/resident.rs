@@ -139,7 +139,9 @@ const DT_BLOCKS: u32 = 1024;
 /// kernel's later waves need (BENCHMARKS.md, issue 20).
 const PDL_EARLY_CELLS: usize = 16384;
 
-fn cells_from_env(var: &str, default: usize) -> usize {
+/// A count of cells from the environment variable `var` (a switch for comparisons), else
+/// `default`.
+pub(super) fn cells_from_env(var: &str, default: usize) -> usize {
     std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
