@@ -6,12 +6,22 @@
 // kernel. Each cross-GPU wait is one NVLink store and a poll of local memory, where NCCL's
 // send/receive and all-reduce are kernels of their own with their own handshakes.
 //
+// Ghost updates (PYCNO_IPC_GHOSTS, first order): instead of the halo of the updated state, each
+// sender stores, in its time-step kernel, what its update of each send cell reads (the state,
+// the low parts, the three slots' words, the Coriolis parameter), and each receiver updates
+// its receive block itself from these words, in its own update kernel, with the same
+// function (update_state): the same bits as the owner's. The words travel before the time
+// step's minimum, whose flag then covers them: one cross-GPU wait a step instead of two, no
+// receipt kernel and no second stream, and the step is one GPU's three kernels.
+//
 // Mailbox layout (words of 8 bytes; PEER_MAX_RANKS ranks at most):
 //   [0, M)        halo flag per source rank: the sequence number of its last halo here
 //   [M, 5M)       reduce slot per source rank: (sequence, minimum bits, health flag, unused)
 //   [5M, ...)     the receive block's cells, layer 1 then layer 2 (n_recv cells each),
 //                 from byte PEER_HEADER_BYTES, twice: exchange seq goes to copy seq mod 2
 //                 (region[rank] bytes further for odd seq)
+//   then          the ghost words (ghost updates, below): PEER_GHOST_WORDS words per receive
+//                 cell, twice, word j of cell r at (j n_recv + r) of copy seq mod 2
 // Sequence numbers count exchanges from 1 (Control::seq is the count before the batch); a
 // slot is rewritten only after its reader has used it (each rank's step waits for every
 // other rank's minimum of the step before), so one slot per source suffices. The cells take
@@ -177,6 +187,74 @@ __device__ __forceinline__ bool peer_reduce(const PeerArgs& p, unsigned long lon
     return true;
 }
 
+// Words per receive cell of the ghost updates: v1, v2, the slots' words s0, t1, s2, t3, s4,
+// t5 (layer-2 words resolved: a quiet slot's zeros), and (lo.x, lo.y, Coriolis f, 0).
+#define PEER_GHOST_WORDS 9
+
+// Ghost word j of receive cell r (of n) for exchange seq, in the mailbox at `box`: after the
+// header and the two copies of the cells (4 n words).
+template <typename T>
+__device__ __forceinline__ V4<T>* ghost_word(unsigned long long box, long long n, long long r, int j,
+                                             unsigned long long seq) {
+    long long w = 4 * n + (long long)(seq & 1ull) * PEER_GHOST_WORDS * n + (long long)j * n + r;
+    return (V4<T>*)(box + PEER_HEADER_BYTES) + w;
+}
+
+// Store the ghost words of this rank's send cells for exchange `seq` into the destinations'
+// mailboxes (the grid's threads in turn over the entries). The receive cell's index and the
+// receiver's count follow from the entry's two offsets (PEER_HEADER_BYTES + r words, and n
+// words further). Whether this thread stored any: such a thread fences after its cells'
+// minima (dt_resident's `fence`), so that the stores travel while it computes them, and the
+// flag of the minimum (raised after every block was counted) covers them; the others need
+// no fence (a system fence in every thread of the grid costs a microsecond on a small mesh).
+template <typename T>
+__device__ __forceinline__ bool peer_send_ghosts(const Arrays<T>& a, const Model<T>& m, const PeerArgs& p,
+                                                 unsigned long long seq) {
+    long long step = (long long)gridDim.x * blockDim.x;
+    bool stored = false;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < p.n_send; k += step) {
+        int c = p.send_cells[k];
+        long long o1 = p.send_off[2 * k], o2 = p.send_off[2 * k + 1];
+        long long n = (o2 - o1) / (long long)sizeof(V4<T>), r = (o1 - PEER_HEADER_BYTES) / (long long)sizeof(V4<T>);
+        unsigned long long box = p.mailboxes[p.send_dest[k]];
+        V4<T> s0 = a.acc[c], s2 = a.acc[2 * a.stride + c], s4 = a.acc[4 * a.stride + c];
+        V2<T> l = a.lo[c];
+        V4<T> extra = {l.x, l.y, has_sources(m) && m.coriolis_per_cell ? a.coriolis[c] : m.coriolis_f, T(0)};
+        *ghost_word<T>(box, n, r, 0, seq) = a.v1[c];
+        *ghost_word<T>(box, n, r, 1, seq) = a.v2[c];
+        *ghost_word<T>(box, n, r, 2, seq) = s0;
+        *ghost_word<T>(box, n, r, 3, seq) = layer2_word(a.acc, s0, a.stride + c);
+        *ghost_word<T>(box, n, r, 4, seq) = s2;
+        *ghost_word<T>(box, n, r, 5, seq) = layer2_word(a.acc, s2, 3 * a.stride + c);
+        *ghost_word<T>(box, n, r, 6, seq) = s4;
+        *ghost_word<T>(box, n, r, 7, seq) = layer2_word(a.acc, s4, 5 * a.stride + c);
+        *ghost_word<T>(box, n, r, 8, seq) = extra;
+        stored = true;
+    }
+    return stored;
+}
+
+// Receive cell r's update from the words its owner sent for exchange `seq` (peer_send_ghosts),
+// after this rank saw that exchange's minimum: the owner's update_cell, bit for bit.
+template <typename T>
+__device__ __forceinline__ void update_ghost(const Arrays<T>& a, const Model<T>& m, const PeerArgs& p, T dt, int r,
+                                             unsigned long long seq) {
+    unsigned long long box = p.mailboxes[p.me];
+    long long n = p.n_recv;
+    // Plain loads: no thread of this kernel read these words before; the flag that covers
+    // them was seen by the time-step kernel before this one.
+    V4<T> v1 = *ghost_word<T>(box, n, r, 0, seq), v2 = *ghost_word<T>(box, n, r, 1, seq);
+    V4<T> s0 = *ghost_word<T>(box, n, r, 2, seq), t1 = *ghost_word<T>(box, n, r, 3, seq);
+    V4<T> s2 = *ghost_word<T>(box, n, r, 4, seq), t3 = *ghost_word<T>(box, n, r, 5, seq);
+    V4<T> s4 = *ghost_word<T>(box, n, r, 6, seq), t5 = *ghost_word<T>(box, n, r, 7, seq);
+    V4<T> extra = *ghost_word<T>(box, n, r, 8, seq);
+    V2<T> l = {extra.x, extra.y};
+    bool ok = update_state<T>(v1, v2, l, s0, s2, s4, t1, t3, t5, m, dt, extra.z);
+    a.o1[p.recv_begin + r] = v1;
+    a.o2[p.recv_begin + r] = v2;
+    if (!ok) atomicOr(&a.scratch[1], 1ull);
+}
+
 #define PYCNO_PEER(T, SUFFIX)                                                                                     \
     /* Exchange x of a batch (from 1), in stage `stage` of step k (stage_runs): send (and flag) this       \
        rank's cells of the buffer set the stage reads; receive the others' into its receive block. */         \
@@ -210,6 +288,28 @@ __device__ __forceinline__ bool peer_reduce(const PeerArgs& p, unsigned long lon
         unsigned long long bits = ~c->reduce_dt, bad = c->reduce_bad;                                            \
         if (!peer_reduce(p, c->seq + k + 1, bits, bad)) { c->stop = 4; return; }                                 \
         finalize_step<T>(c, bits, bad);                                                                           \
+    }                                                                                                             \
+    /* Ghost updates: dt_peer, its blocks first storing the send cells' ghost words (peer_send_ghosts). */   \
+    extern "C" __global__ void dt_ghost_peer_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, PeerArgs p,           \
+                                                      unsigned long long k, Model<T> m) {                        \
+        pdl_wait();                                                                                               \
+        if (*(volatile unsigned long long*)&c->stop != 0) return;                                                 \
+        bool stored = peer_send_ghosts<T>(a, m, p, c->seq + k + 1);                                               \
+        if (!dt_resident<T>(a, two_gamma, c, 0, stored) || threadIdx.x != 0) return;                              \
+        unsigned long long bits = ~c->reduce_dt, bad = c->reduce_bad;                                            \
+        if (!peer_reduce(p, c->seq + k + 1, bits, bad)) { c->stop = 4; return; }                                 \
+        finalize_step<T>(c, bits, bad);                                                                           \
+    }                                                                                                             \
+    /* Step k's update of the owned cells (update_resident) and of the receive block (update_ghost): */       \
+    /* threads n_owned .. n_owned + n_recv take the receive cells. */                                           \
+    extern "C" __global__ void update_ghost_peer_##SUFFIX(Arrays<T> a, Model<T> m, const Control* c,             \
+                                                          unsigned long long k, int early, PeerArgs p) {        \
+        pdl_wait();                                                                                               \
+        pdl_trigger(early);                                                                                       \
+        int cell = blockIdx.x * blockDim.x + threadIdx.x;                                                        \
+        int r = cell - a.n_owned;                                                                                 \
+        if (update_step<T>(a, m, c, k, cell) && r >= 0 && r < p.n_recv)                                          \
+            update_ghost<T>(a, m, p, (T)c->dt, r, c->seq + k + 1);                                                \
     }
 
 PYCNO_PEER(float, f32)

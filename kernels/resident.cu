@@ -94,9 +94,12 @@ __device__ void finalize_step(Control* c, unsigned long long bits, unsigned long
 // With several GPUs (`finalize` 0) the last block leaves this rank's minimum and health flag
 // in the control block: one NCCL all-reduce (max of both words) follows on the stream, then
 // finalize_resident takes the step from the reduced words, the same on every rank.
-// Whether this block was the last (every thread gets it).
+// Whether this block was the last (every thread gets it). `fence`: this thread's stores
+// before (another GPU's words, peer.cu) are made visible to the other GPUs before its block
+// is counted.
 template <typename T>
-__device__ __forceinline__ bool dt_resident(const Arrays<T>& a, T two_gamma, Control* c, int finalize) {
+__device__ __forceinline__ bool dt_resident(const Arrays<T>& a, T two_gamma, Control* c, int finalize,
+                                            bool fence = false) {
     if (*(volatile unsigned long long*)&c->stop != 0) return false;
     unsigned long long bits = ~0ull;
     long long stride = (long long)gridDim.x * blockDim.x;
@@ -104,6 +107,7 @@ __device__ __forceinline__ bool dt_resident(const Arrays<T>& a, T two_gamma, Con
         unsigned long long b = cell_dt_bits(a.v2, a.acc, a.stride, k, two_gamma);
         bits = b < bits ? b : bits;
     }
+    if (fence) __threadfence_system();
     bits = block_min_bits(bits);
     __shared__ bool last;
     if (threadIdx.x == 0) {

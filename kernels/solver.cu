@@ -173,18 +173,14 @@ __device__ __forceinline__ CellWords<T> cell_words(const V4<T>* __restrict__ v1,
     return w;
 }
 
-// Cell c's update from its words `w` (cell_words): reads the layer-2 words, writes (o1, o2,
-// olo). The host swaps the two buffer sets after each update, so the state before the last
-// update stays available (the last good state of a blow-up).
+// A cell's update in registers: its stored state (a, b) and low parts l, its slots' layer-1
+// words (s0, s2, s4) and layer-2 words (t1, t3, t5), the step dt and its Coriolis parameter;
+// false if the new state is not admissible. Shared by the update of an owned cell and that of
+// a neighbour's cell from the words its owner sent (peer.cu), so both give the same bits.
 template <typename T>
-__device__ __forceinline__ void update_cell(CellWords<T> w, int c, V4<T>* __restrict__ o1, V4<T>* __restrict__ o2,
-                                            V2<T>* __restrict__ olo, const V4<T>* __restrict__ acc, long long stride,
-                                            const Model<T>& m, T dt, unsigned long long* __restrict__ scratch,
-                                            const T* __restrict__ coriolis) {
-    V4<T> a = w.a, b = w.b, s0 = w.s0, s2 = w.s2, s4 = w.s4;
-    V2<T> l = w.l;
-    V4<T> t1 = layer2_word(acc, s0, stride + c), t3 = layer2_word(acc, s2, 3 * stride + c),
-          t5 = layer2_word(acc, s4, 5 * stride + c);
+__device__ __forceinline__ bool update_state(V4<T>& a, V4<T>& b, V2<T>& l, const V4<T>& s0, const V4<T>& s2,
+                                             const V4<T>& s4, const V4<T>& t1, const V4<T>& t3, const V4<T>& t5,
+                                             const Model<T>& m, T dt, T coriolis) {
     // Correctly rounded, as on the CPU, whatever --prec-div says: the update is where mass
     // changes, and the fast division's rounding is biased enough to show in the mass of a
     // 10^6-cell float32 run.
@@ -199,11 +195,28 @@ __device__ __forceinline__ void update_cell(CellWords<T> w, int c, V4<T>* __rest
     b.y = b.y - k * (t1.y + t3.y + t5.y);
     b.z = b.z - k * (t1.z + t3.z + t5.z);
     Side<T> s = load_side(a, b);
-    if (has_sources(m)) source_at(m, s, dt, m.coriolis_per_cell ? coriolis[c] : m.coriolis_f);
+    if (has_sources(m)) source_at(m, s, dt, coriolis);
     // Vanishing layers and the admissibility check (wetdry.cuh).
     bool ok = settle(m, s, l.x, l.y);
     a.x = s.d1; a.y = s.q1x; a.z = s.q1y;
     b.x = s.d2; b.y = s.q2x; b.z = s.q2y;
+    return ok;
+}
+
+// Cell c's update from its words `w` (cell_words): reads the layer-2 words, writes (o1, o2,
+// olo). The host swaps the two buffer sets after each update, so the state before the last
+// update stays available (the last good state of a blow-up).
+template <typename T>
+__device__ __forceinline__ void update_cell(CellWords<T> w, int c, V4<T>* __restrict__ o1, V4<T>* __restrict__ o2,
+                                            V2<T>* __restrict__ olo, const V4<T>* __restrict__ acc, long long stride,
+                                            const Model<T>& m, T dt, unsigned long long* __restrict__ scratch,
+                                            const T* __restrict__ coriolis) {
+    V4<T> a = w.a, b = w.b;
+    V2<T> l = w.l;
+    V4<T> t1 = layer2_word(acc, w.s0, stride + c), t3 = layer2_word(acc, w.s2, 3 * stride + c),
+          t5 = layer2_word(acc, w.s4, 5 * stride + c);
+    T f = has_sources(m) && m.coriolis_per_cell ? coriolis[c] : m.coriolis_f;
+    bool ok = update_state(a, b, l, w.s0, w.s2, w.s4, t1, t3, t5, m, dt, f);
     o1[c] = a;
     o2[c] = b;
     olo[c] = l;

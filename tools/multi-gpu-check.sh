@@ -89,9 +89,11 @@ done
 # by step instead of inside CUDA graphs, the host driving every step (device steps off), and
 # NCCL missing (a library name that does not exist): the host-staged exchange, with a note.
 one="$W/one_f32_64052"
-nccl_mode() { # name, env assignment, expected gpu_exchange prefix[, engine asked for]
-    local name=$1 env=$2 want=$3 gx=${4:-nccl} d="$W/mode_$1"
-    if env "$env" mpirun --allow-run-as-root --bind-to none -np 2 -x "${env%%=*}" "$PYCNO" run --cells 64052 --t-end 0.1 \
+nccl_mode() { # name, env assignments (space-separated), expected gpu_exchange prefix[, engine asked for]
+    local name=$1 env=$2 want=$3 gx=${4:-nccl} d="$W/mode_$1" e xs=()
+    for e in $env; do xs+=(-x "${e%%=*}"); done
+    # shellcheck disable=SC2086 # one word per assignment
+    if env $env mpirun --allow-run-as-root --bind-to none -np 2 "${xs[@]}" "$PYCNO" run --cells 64052 --t-end 0.1 \
         --backend cuda --gpu-exchange "$gx" --no-vtk -q --out "$d" 2>"$d.err"; then
         check "2 GPUs, $name = 1 GPU bit for bit: checksum $(field "$d" state_checksum)" same "$one" "$d"
         check "2 GPUs, $name: the halo went through $want" grep -q "\"gpu_exchange\": \"$want" "$d/stats.json"
@@ -107,9 +109,38 @@ nccl_mode "NCCL missing" PYCNO_NCCL_LIB=libpycno-no-such-nccl.so.2 host
 nccl_mode "GPU stores, host-driven steps" PYCNO_DEVICE_STEPS=1 ipc ipc
 nccl_mode "GPU stores without programmatic launch" PYCNO_PDL=0 ipc ipc
 nccl_mode "auto takes the GPU stores" PYCNO_PDL=1 ipc auto
-nccl_mode "GPU stores, a send kernel per step (the update does not send)" PYCNO_IPC_UPDATE_SENDS=0 ipc ipc
-nccl_mode "GPU stores, ranks above the update's send limit (a send kernel)" PYCNO_IPC_UPDATE_SENDS_CELLS=1000 ipc ipc
+nccl_mode "GPU stores, the halo without ghost updates (the update sends it)" PYCNO_IPC_GHOSTS=0 ipc ipc
+nccl_mode "GPU stores, ranks above the ghost updates' limit (the update sends the halo)" PYCNO_IPC_GHOSTS_CELLS=1000 ipc ipc
+nccl_mode "GPU stores, a send kernel per step (the update does not send)" "PYCNO_IPC_GHOSTS=0 PYCNO_IPC_UPDATE_SENDS=0" ipc ipc
+nccl_mode "GPU stores, ranks above the update's send limit (a send kernel)" "PYCNO_IPC_GHOSTS=0 PYCNO_IPC_UPDATE_SENDS_CELLS=1000" ipc ipc
 nccl_mode "GPU stores, every kernel lets the next start early" PYCNO_PDL_EARLY_CELLS=1000000000 ipc ipc
+# Ghost updates (the GPU stores' default at first order: each rank updates its receive block
+# from what the owners' updates read) with every cell source, on a beta-plane, and layers that
+# vanish: two GPUs equal one bit for bit, with ghost updates and without.
+cat >"$W/o1_sources.json" <<'JSON'
+{ "name": "sources1", "domain": { "outer": [[0, 0], [10, 0], [10, 2], [0, 2]] }, "resolution": { "cells": 20000 },
+  "bathymetry": { "type": "constant", "depth": 0.5 },
+  "initial": { "type": "dam_break_x", "x0": 5, "interface_left": 1, "interface_right": -1, "surface": 0 },
+  "physics": { "r": 0.98, "dry_tolerance": 1e-4, "manning": 0.03, "interlayer_friction": 0.002, "wind_stress": [0.01, 0.005],
+               "coriolis": { "f0": 0.5, "beta": 0.05, "y0": 1 } },
+  "time": { "end": 0.5 } }
+JSON
+for prec in f32 f64; do
+    one="$W/src_one_$prec"
+    "$PYCNO" run "$W/o1_sources.json" --backend cuda --precision "$prec" --no-vtk -q --out "$one" ||
+        { echo "FAIL  one GPU, sources, $prec: run failed"; fail=$((fail + 1)); continue; }
+    for g in 1 0; do
+        d="$W/src_two_${prec}_$g"
+        if PYCNO_IPC_GHOSTS=$g mpirun --allow-run-as-root --bind-to none -np 2 -x PYCNO_IPC_GHOSTS "$PYCNO" run "$W/o1_sources.json" \
+            --backend cuda --precision "$prec" --gpu-exchange ipc --no-vtk -q --out "$d"; then
+            check "2 GPUs = 1 GPU bit for bit, sources on a beta-plane, vanishing layers ($prec, PYCNO_IPC_GHOSTS=$g): checksum $(field "$d" state_checksum)" same "$one" "$d"
+            check "2 GPUs, sources ($prec, PYCNO_IPC_GHOSTS=$g): mass per layer = 1 GPU's" same_mass "$one" "$d"
+        else
+            echo "FAIL  2 GPUs, sources, $prec, PYCNO_IPC_GHOSTS=$g: run failed"
+            fail=$((fail + 1))
+        fi
+    done
+done
 check "2 GPUs, NCCL missing: the fallback says why" grep -q "halo goes through the host.*NCCL not found" "$W/mode_NCCL missing.err"
 
 # Second order (physics.order = 2) from GPU to GPU: each stage's halo (the receive block's two

@@ -12,7 +12,9 @@
 //!
 //! The bytes moved are those of the host-staged exchange (the same cells in the same order)
 //! and the minimum of bit patterns does not depend on the order: results are bit for bit
-//! those of the other paths.
+//! those of the other paths. With ghost updates (small ranks, first order) a sender instead
+//! stores what its update of each send cell reads, with the minimum, and each receiver
+//! updates its receive block with the owners' own function: the same bits again.
 
 use super::launch::{address, grid, DeviceArrays};
 use super::resident::{cells_from_env, CONTROL_WORDS, SEQ_WORD, STOP_WORD};
@@ -37,10 +39,16 @@ pub const STOP_TIMEOUT: u64 = 4;
 /// and 0.8% at 1.5e7 (14.7 µs of a 1.87 ms step) against a send kernel at the step's start.
 pub const UPDATE_SENDS_CELLS: usize = 3_000_000;
 
-/// Whether a rank's device-resident updates send the halo (`update_peer`): at first order, up
-/// to `limit` owned cells; `forced` (`PYCNO_IPC_UPDATE_SENDS`) "0" never, "1" always.
-/// Second order sends each stage's halo at the stage's start (its updates send nothing).
-pub fn update_sends(order2: bool, n_owned: usize, forced: Option<&str>, limit: usize) -> bool {
+/// Whether a rank takes a first-order path measured faster on small ranks: up to `limit` owned
+/// cells, or as `forced` ("0" never, "1" always), never at second order. The paths: the
+/// update's own send of the halo (`update_peer`, `PYCNO_IPC_UPDATE_SENDS`, limit
+/// [`UPDATE_SENDS_CELLS`]; second order sends each stage's halo at the stage's start) and
+/// ghost updates (`PYCNO_IPC_GHOSTS`, limit [`GHOST_CELLS`], `kernels/peer.cu`: each sender
+/// stores what its update of each send cell reads into the receivers' mailboxes before the
+/// time step's minimum, and each receiver updates its receive block itself, so a step has one
+/// cross-GPU wait and one GPU's three kernels; second order's halo has two rings, which its
+/// owners do not update).
+pub fn for_small_ranks(order2: bool, n_owned: usize, forced: Option<&str>, limit: usize) -> bool {
     match forced {
         _ if order2 => false,
         Some("0") => false,
@@ -48,6 +56,15 @@ pub fn update_sends(order2: bool, n_owned: usize, forced: Option<&str>, limit: u
         _ => n_owned <= limit,
     }
 }
+
+/// Owned cells a rank may have for ghost updates (first order). Measured on two H200s
+/// (BENCHMARKS.md, issue 20), against the halo sent by the update or a send kernel: 2.4%
+/// faster at 5e5 cells a rank, the same within 1% at 1.3e5, but 0.4% slower at 5e6 and 1.0%
+/// at 1.5e7. Between 5e5 and 5e6 not measured.
+pub const GHOST_CELLS: usize = 3_000_000;
+
+/// Ghost words per receive cell (`PEER_GHOST_WORDS`), each four reals.
+const GHOST_WORDS: usize = 9;
 
 /// `PeerArgs` of `kernels/peer.cu`, passed by value.
 #[repr(C)]
@@ -85,6 +102,10 @@ pub struct PeerFns {
     pub dt: CudaFunction,
     /// The update that sends the send block's new states itself (`update_peer`).
     pub update: CudaFunction,
+    /// The time step that first stores the ghost words (`dt_ghost_peer`), and the update of
+    /// the owned cells and the receive block from them (`update_ghost_peer`).
+    pub dt_ghost: CudaFunction,
+    pub update_ghost: CudaFunction,
 }
 
 /// Which exchange of a batch: in stage `stage` (0, or 1 for second order's second) of step
@@ -118,10 +139,15 @@ pub struct PeerLink {
     pub seq: u64,
     /// Whether the device-resident steps' updates send the halo of the next step themselves
     /// (`update_peer`), or a send kernel does at each step's start, as in the host-driven
-    /// steps: see [`update_sends`].
+    /// steps: see [`for_small_ranks`].
     pub update_sends: bool,
+    /// Whether the device-resident steps update the receive block from the owners' ghost
+    /// words (see [`for_small_ranks`]; `update_sends` then does not apply).
+    pub ghosts: bool,
     /// With `update_sends`: the halo of exchange `seq + 1` is in the mailboxes already (sent
     /// by the last update of the batch before, or by the priming send of the first batch).
+    /// With `ghosts`: the receive block holds the current state (the last batch's updates
+    /// wrote it, or the priming exchange of the first batch).
     pub primed: bool,
     /// A control block for exchanges of host-driven steps (its `stop` reports a timeout).
     pub host_ctl: CudaSlice<u64>,
@@ -171,6 +197,13 @@ pub fn entries_by_cell(cells: &[i32], block: std::ops::Range<usize>) -> Option<(
         *slot += 1;
     }
     Some((first, items))
+}
+
+impl PeerLink {
+    /// Cells of this rank's receive block.
+    pub fn n_recv(&self) -> usize {
+        self.args.n_recv as usize
+    }
 }
 
 // SAFETY: the raw device pointers are only used through `&mut` of the backend.
@@ -256,8 +289,9 @@ impl<T: CudaReal> CudaBackend<T> {
         }
         let cb = 4 * std::mem::size_of::<T>();
         let n_recv = plan.receive_block.len();
-        // The header, then two copies of the receive block's cells (`kernels/peer.cu`).
-        let bytes = HEADER_BYTES + 4 * n_recv * cb;
+        // The header, then two copies of the receive block's cells and two of its ghost words
+        // (`kernels/peer.cu`).
+        let bytes = HEADER_BYTES + (4 + 2 * GHOST_WORDS) * n_recv * cb;
         // A plain allocation (CUDA IPC cannot export the stream-ordered pool's).
         // SAFETY: a fresh allocation, zeroed before use.
         let mailbox = unsafe { cudarc::driver::result::malloc_sync(bytes) }.context("allocating the GPU mailbox")?;
@@ -378,23 +412,35 @@ impl<T: CudaReal> CudaBackend<T> {
                 .load_function(&format!("{op}_peer_{}", T::SUFFIX))
                 .with_context(|| format!("kernel {op}_peer missing"))
         };
-        let fns = PeerFns { send: f("send")?, receive: f("receive")?, dt: f("dt")?, update: f("update")? };
+        let fns = PeerFns {
+            send: f("send")?,
+            receive: f("receive")?,
+            dt: f("dt")?,
+            update: f("update")?,
+            dt_ghost: f("dt_ghost")?,
+            update_ghost: f("update_ghost")?,
+        };
         let stream = self.ctx.new_stream().map_err(|e| anyhow!("cannot make the exchange's CUDA stream: {e}"))?;
         s.synchronize()?;
         // Every mailbox is cleared before any rank stores into another's.
         comm.barrier();
-        let forced = std::env::var("PYCNO_IPC_UPDATE_SENDS").ok();
-        let limit = cells_from_env("PYCNO_IPC_UPDATE_SENDS_CELLS", UPDATE_SENDS_CELLS);
-        let mine = update_sends(self.order2.is_some(), self.n_owned, forced.as_deref(), limit);
         // Every rank the same way (their owned cells differ a little), though the exchange
         // would work either way.
-        let update_sends = agreed(mine);
+        let small = |switch: &str, default: usize| {
+            let forced = std::env::var(switch).ok();
+            let limit = cells_from_env(&format!("{switch}_CELLS"), default);
+            agreed(for_small_ranks(self.order2.is_some(), self.n_owned, forced.as_deref(), limit))
+        };
+        let update_sends = small("PYCNO_IPC_UPDATE_SENDS", UPDATE_SENDS_CELLS);
+        // Ghost updates, where taken, replace the update's send (`enqueue_steps`).
+        let ghosts = small("PYCNO_IPC_GHOSTS", GHOST_CELLS);
         self.ipc = Some(PeerLink {
             args,
             stream,
             fns,
             seq: 0,
             update_sends,
+            ghosts,
             primed: false,
             host_ctl,
             _mapped: link,
@@ -511,23 +557,32 @@ impl Drop for Link {
 
 #[cfg(test)]
 mod tests {
-    use super::{entries_by_cell, update_sends, Exchange, UPDATE_SENDS_CELLS};
+    use super::{entries_by_cell, for_small_ranks, Exchange, GHOST_CELLS, UPDATE_SENDS_CELLS};
 
     #[test]
-    fn updates_send_the_halo_on_small_ranks_at_first_order_only() {
-        let limit = UPDATE_SENDS_CELLS;
-        // 2.6e5 and 4e6 cells on two GPUs: the update sends; 3e7: a send kernel (BENCHMARKS.md).
-        assert!(update_sends(false, 129_353, None, limit));
-        assert!(update_sends(false, 2_006_597, None, limit));
-        assert!(update_sends(false, limit, None, limit));
-        assert!(!update_sends(false, limit + 1, None, limit));
-        assert!(!update_sends(false, 15_050_427, None, limit));
+    fn small_rank_paths_up_to_their_limits_at_first_order_only() {
+        // The update's send: 2.6e5 and 4e6 cells on two GPUs take it, 3e7 not; ghost updates:
+        // 2.6e5 and 10^6 take them, 10^7 and 3e7 not (BENCHMARKS.md).
+        for (limit, takes, not) in [
+            (UPDATE_SENDS_CELLS, [129_353, 2_006_597], [15_050_427, 15_050_427]),
+            (GHOST_CELLS, [129_353, 502_668], [5_017_764, 15_050_427]),
+        ] {
+            for n in takes {
+                assert!(for_small_ranks(false, n, None, limit));
+            }
+            for n in not {
+                assert!(!for_small_ranks(false, n, None, limit));
+            }
+            assert!(for_small_ranks(false, limit, None, limit));
+            assert!(!for_small_ranks(false, limit + 1, None, limit));
+        }
         // Forced either way, or with another limit; never at second order.
-        assert!(!update_sends(false, 1000, Some("0"), limit));
-        assert!(update_sends(false, 15_050_427, Some("1"), limit));
-        assert!(!update_sends(false, 1000, None, 999));
-        assert!(!update_sends(true, 1000, Some("1"), limit));
-        assert!(!update_sends(true, 1000, None, limit));
+        let limit = GHOST_CELLS;
+        assert!(!for_small_ranks(false, 1000, Some("0"), limit));
+        assert!(for_small_ranks(false, 15_050_427, Some("1"), limit));
+        assert!(!for_small_ranks(false, 1000, None, 999));
+        assert!(!for_small_ranks(true, 1000, Some("1"), limit));
+        assert!(!for_small_ranks(true, 1000, None, limit));
     }
 
     #[test]

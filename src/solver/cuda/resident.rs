@@ -276,7 +276,11 @@ impl<T: CudaReal> CudaBackend<T> {
                 let args = [arg(&a), arg(&m), arg(&begin), arg(&end), arg(&c), arg(&early)];
                 q.kernel(&fns.edge, grid((end - begin) as usize), &args, "the edge kernel")
             };
-            if let Some(p) = &self.ipc {
+            if self.ipc.as_ref().is_some_and(|p| p.ghosts) {
+                // The receive block was updated by the step before (update_ghost_peer): one
+                // GPU's edge pass.
+                edges(&mut q, 0, ne)?;
+            } else if let Some(p) = &self.ipc {
                 // The communication edges follow the receipt on the exchange's stream, beside
                 // the interior edges (they write other accumulator slots): the step then
                 // waits for the later of the two, not for both in turn.
@@ -313,7 +317,11 @@ impl<T: CudaReal> CudaBackend<T> {
             } else {
                 edges(&mut q, 0, ne)?;
             }
-            if let Some(p) = &self.ipc {
+            if let Some(p) = self.ipc.as_ref().filter(|p| p.ghosts) {
+                // dt_ghost_peer_{f32,f64}(a, two_gamma, c, peer args, k, m): also stores the ghost words.
+                let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&p.args), arg(&step), arg(&m)];
+                q.kernel(&p.fns.dt_ghost, dt_grid, &args, "the time-step kernel")?;
+            } else if let Some(p) = &self.ipc {
                 // dt_peer_{f32,f64}(a, two_gamma, c, peer args, k)
                 let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&p.args), arg(&step)];
                 q.kernel(&p.fns.dt, dt_grid, &args, "the time-step kernel")?;
@@ -331,6 +339,12 @@ impl<T: CudaReal> CudaBackend<T> {
                 q.kernel(&fns.finalize, one, &[arg(&a), arg(&c)], "the step's choice")?;
             }
             match &self.ipc {
+                // update_ghost_peer_{f32,f64}(a, m, c, k, early, peer args): the receive block too.
+                Some(p) if p.ghosts => {
+                    let args = [arg(&a), arg(&m), arg(&c), arg(&step), arg(&early), arg(&p.args)];
+                    let n = self.n_owned + p.n_recv();
+                    q.kernel(&p.fns.update_ghost, grid(n), &args, "the update kernel")?;
+                }
                 // update_peer_{f32,f64}(a, m, c, k, early, peer args): also sends the next step's halo.
                 Some(p) if p.update_sends => {
                     let args = [arg(&a), arg(&m), arg(&c), arg(&step), arg(&early), arg(&p.args)];
@@ -552,10 +566,17 @@ impl<T: CudaReal> CudaBackend<T> {
         let words: [u64; CONTROL_WORDS] = bytemuck::cast(start);
         r.host.as_mut_slice().context("the step control block's host copy")?.copy_from_slice(&words);
         self.stream.memcpy_htod(&r.host, &mut r.ctl).context("writing the step control block")?;
-        if self.ipc.as_ref().is_some_and(|p| p.update_sends && !p.primed) {
-            // The first batch's first halo (later ones were sent by the update before).
+        if let Some(p) = self.ipc.as_ref().filter(|p| !p.primed) {
             let ctl = address(&r.ctl, &self.stream);
-            self.enqueue_ipc_send(&self.home[parity], ctl, Exchange::first_order(0), &self.stream)?;
+            if p.ghosts {
+                // The receive block as the owners hold it now (later batches' steps update it
+                // themselves). Exchange 1 of the batch on the halo's flags: its steps number
+                // only minima.
+                self.enqueue_ipc(&self.home[parity], ctl, Exchange::first_order(0), &self.stream)?;
+            } else if p.update_sends {
+                // The first batch's first halo (later ones were sent by the update before).
+                self.enqueue_ipc_send(&self.home[parity], ctl, Exchange::first_order(0), &self.stream)?;
+            }
         }
         if let Some(p) = self.ipc.as_mut() {
             p.primed = true;
