@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 20, call G (two GPUs): ghost updates with the time-step kernel's fence after its cells'
-# minima (bundle g4, the kept kernels) against the fence right after the stores (call F's
+# minima (bundle g4: every thread fences; call H then kept only the storing threads' fence) against the fence right after the stores (call F's
 # kernels: var-ff/peer.cu by PYCNO_KERNEL_DIR) and against no ghost updates
 # (PYCNO_IPC_GHOSTS=0: the halo sent by the update, or by a send kernel above 3e6 cells a
 # rank), interleaved, at 257620, 1001898 and 3e7 cells (and 1e7 if time is left).
