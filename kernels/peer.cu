@@ -21,7 +21,9 @@
 //                 from byte PEER_HEADER_BYTES, twice: exchange seq goes to copy seq mod 2
 //                 (region[rank] bytes further for odd seq)
 //   then          the ghost words (ghost updates, below): PEER_GHOST_WORDS words per receive
-//                 cell, twice, word j of cell r at (j n_recv + r) of copy seq mod 2
+//                 cell, twice, word j of cell r at (j n_recv + r) of copy seq mod 2; a sender
+//                 stores those of exchange seq only after every rank's minimum of seq - 1,
+//                 which each receiver raises after its update of seq - 2 read that copy
 // Sequence numbers count exchanges from 1 (Control::seq is the count before the batch); a
 // slot is rewritten only after its reader has used it (each rank's step waits for every
 // other rank's minimum of the step before), so one slot per source suffices. The cells take
