@@ -221,7 +221,7 @@ __device__ __forceinline__ bool peer_send_ghosts(const Arrays<T>& a, const Model
         unsigned long long box = p.mailboxes[p.send_dest[k]];
         V4<T> s0 = a.acc[c], s2 = a.acc[2 * a.stride + c], s4 = a.acc[4 * a.stride + c];
         V2<T> l = a.lo[c];
-        V4<T> extra = {l.x, l.y, has_sources(m) && m.coriolis_per_cell ? a.coriolis[c] : m.coriolis_f, T(0)};
+        V4<T> extra = {l.x, l.y, cell_coriolis(m, a.coriolis, c), T(0)};
         *ghost_word<T>(box, n, r, 0, seq) = a.v1[c];
         *ghost_word<T>(box, n, r, 1, seq) = a.v2[c];
         *ghost_word<T>(box, n, r, 2, seq) = s0;

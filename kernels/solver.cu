@@ -203,6 +203,14 @@ __device__ __forceinline__ bool update_state(V4<T>& a, V4<T>& b, V2<T>& l, const
     return ok;
 }
 
+// Cell c's Coriolis parameter as its update takes it: the per-cell array's on a beta-plane
+// (read only where sources are on), else the model's f (also sent with a cell's ghost words,
+// peer.cu).
+template <typename T>
+__device__ __forceinline__ T cell_coriolis(const Model<T>& m, const T* __restrict__ coriolis, int c) {
+    return has_sources(m) && m.coriolis_per_cell ? coriolis[c] : m.coriolis_f;
+}
+
 // Cell c's update from its words `w` (cell_words): reads the layer-2 words, writes (o1, o2,
 // olo). The host swaps the two buffer sets after each update, so the state before the last
 // update stays available (the last good state of a blow-up).
@@ -215,8 +223,7 @@ __device__ __forceinline__ void update_cell(CellWords<T> w, int c, V4<T>* __rest
     V2<T> l = w.l;
     V4<T> t1 = layer2_word(acc, w.s0, stride + c), t3 = layer2_word(acc, w.s2, 3 * stride + c),
           t5 = layer2_word(acc, w.s4, 5 * stride + c);
-    T f = has_sources(m) && m.coriolis_per_cell ? coriolis[c] : m.coriolis_f;
-    bool ok = update_state(a, b, l, w.s0, w.s2, w.s4, t1, t3, t5, m, dt, f);
+    bool ok = update_state(a, b, l, w.s0, w.s2, w.s4, t1, t3, t5, m, dt, cell_coriolis(m, coriolis, c));
     o1[c] = a;
     o2[c] = b;
     olo[c] = l;
