@@ -2,21 +2,23 @@
 // NVLink (src/solver/cuda/ipc.rs): every rank exports a mailbox (CUDA IPC) that the others
 // map; a sender stores its send cells straight into the receiver's mailbox and then a flag,
 // the receiver waits for the flag and copies the cells into its receive block. The time
-// step's minimum and the health flag go the same way, in the last block of the time-step
-// kernel. Each cross-GPU wait is one NVLink store and a poll of local memory, where NCCL's
-// send/receive and all-reduce are kernels of their own with their own handshakes.
+// step's minimum and the health flag go in two words that carry their own sequence number
+// (no flag), from the last block of the time-step kernel. Each cross-GPU wait is one NVLink
+// store and a poll of local memory, where NCCL's send/receive and all-reduce are kernels of
+// their own with their own handshakes.
 //
 // Ghost updates (PYCNO_IPC_GHOSTS, first order): instead of the halo of the updated state, each
 // sender stores, in its time-step kernel, what its update of each send cell reads (the state,
 // the low parts, the three slots' words, the Coriolis parameter), and each receiver updates
 // its receive block itself from these words, in its own update kernel, with the same
 // function (update_state): the same bits as the owner's. The words travel before the time
-// step's minimum, whose flag then covers them: one cross-GPU wait a step instead of two, no
+// step's minimum, whose words then cover them: one cross-GPU wait a step instead of two, no
 // receipt kernel and no second stream, and the step is one GPU's three kernels.
 //
 // Mailbox layout (words of 8 bytes; PEER_MAX_RANKS ranks at most):
 //   [0, M)        halo flag per source rank: the sequence number of its last halo here
-//   [M, 5M)       reduce slot per source rank: (sequence, minimum bits, health flag, unused)
+//   [M, 5M)       reduce slot per source rank: two pairs of tagged words (peer_reduce_send);
+//                 the own rank's slot counts its minima
 //   [5M, ...)     the receive block's cells, layer 1 then layer 2 (n_recv cells each),
 //                 from byte PEER_HEADER_BYTES, twice: exchange seq goes to copy seq mod 2
 //                 (region[rank] bytes further for odd seq)
@@ -159,34 +161,106 @@ __device__ __forceinline__ bool peer_receive(const Arrays<T>& a, const PeerArgs&
 }
 
 // The minimum over the ranks of the time step's bits and of the health flag: this rank's
-// go to every other rank's slot, then the others' are awaited in this rank's slots. False
-// if a rank did not answer.
-__device__ __forceinline__ bool peer_reduce(const PeerArgs& p, unsigned long long seq, unsigned long long& bits,
-                                            unsigned long long& bad) {
+// go to every other rank's slot, then the others' are awaited in this rank's slots.
+//
+// Each of the two words a rank sends carries the exchange's number in its top 31 bits (tag)
+// and 33 bits of payload: the low half of the bits and the health flag, then the high half.
+// A word is one store, so a receiver that sees both tags has both halves, and no fence is
+// needed between the payload and a flag: the minimum costs one NVLink crossing, not a store,
+// a system fence's round trip and a second store. The n-th minimum of a run (counted in this
+// rank's own, otherwise unused, slot) takes the slot's pair of words n mod 2: a rank writes
+// minimum n + 2's pair only after it saw every other rank's words of n + 1, which each wrote
+// after it had read this rank's of n. So a pair holds only the tags of this minimum and the
+// one two before (or the cleared mailbox's zeros), and 31 bits of the exchange's number tell
+// them apart.
+//
+// Ordering: the words are stored after a release fence at system scope, and read by loads
+// that acquire at system scope, so what a rank stored before its words is seen by the others
+// after theirs. That covers the ghost words (peer_send_ghosts), stored by other threads of
+// this GPU before the minimum: each storing thread's block barrier (block_min_bits), its
+// thread 0's release of the blocks' counter at GPU scope (dt_resident) and the last block's
+// acquire of it order them before this fence (causality order is transitive in the PTX memory
+// model), so the storing threads need no system fence of their own (a microsecond a step).
+#define PEER_TAG_SHIFT 33
+__device__ __forceinline__ unsigned long long peer_tag(unsigned long long seq) { return seq & 0x7fffffffull; }
+
+__device__ __forceinline__ unsigned long long load_acquire_sys(const unsigned long long* w) {
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(w) : "memory");
+    return v;
+}
+
+// What the last block's exchange of minima reads from memory, loaded by each block's thread
+// 0 (and the first n_ranks threads) at the kernel's start, so that those loads overlap the
+// block's cells instead of lying on the step's critical path: the mailboxes as mapped here
+// (into `boxes`, shared memory: read after dt_resident's block barriers) and this rank's
+// count of minima.
+struct PeerReduce {
+    unsigned long long count;
+    int pair;
+};
+__device__ __forceinline__ unsigned long long peer_prefetch(const PeerArgs& p, unsigned long long* boxes) {
+    if ((int)threadIdx.x < p.n_ranks) boxes[threadIdx.x] = p.mailboxes[threadIdx.x];
+    return threadIdx.x == 0 ? *((const unsigned long long*)p.mailboxes[p.me] + PEER_MAX_RANKS + 4 * p.me) : 0ull;
+}
+
+// Store this rank's minimum `bits` and health flag `bad` of exchange `seq` into every other
+// rank's slot (the count of minima `count`, prefetched); the pair of words taken.
+__device__ __forceinline__ int peer_reduce_send(const PeerArgs& p, const unsigned long long* boxes,
+                                                unsigned long long count, unsigned long long seq,
+                                                unsigned long long bits, unsigned long long bad) {
+    const unsigned long long half = 0xffffffffull, tag = peer_tag(seq) << PEER_TAG_SHIFT;
+    unsigned long long lo = tag | (bits & half) | (bad != 0 ? half + 1 : 0ull), hi = tag | (bits >> 32);
+    int pair = 2 * (int)(count & 1ull);
+    asm volatile("fence.acq_rel.sys;" ::: "memory");
     for (int r = 0; r < p.n_ranks; r++) {
         if (r == p.me) continue;
-        volatile unsigned long long* slot = mailbox_word(p, r, PEER_MAX_RANKS + 4 * p.me);
-        slot[1] = bits;
-        slot[2] = bad;
+        volatile unsigned long long* slot = (unsigned long long*)boxes[r] + PEER_MAX_RANKS + 4 * p.me + pair;
+        slot[0] = lo;
+        slot[1] = hi;
     }
-    __threadfence_system();
+    *((unsigned long long*)boxes[p.me] + PEER_MAX_RANKS + 4 * p.me) = count + 1;
+    return pair;
+}
+
+// Wait for every other rank's words of exchange `seq` in pair `pair` and fold them into
+// `bits` and `bad`. False if a rank did not answer within PEER_TIMEOUT_NS.
+__device__ __forceinline__ bool peer_reduce_wait(const PeerArgs& p, const unsigned long long* boxes, int pair,
+                                                 unsigned long long seq, unsigned long long& bits,
+                                                 unsigned long long& bad) {
+    const unsigned long long half = 0xffffffffull, tag = peer_tag(seq);
     for (int r = 0; r < p.n_ranks; r++) {
         if (r == p.me) continue;
-        *(volatile unsigned long long*)mailbox_word(p, r, PEER_MAX_RANKS + 4 * p.me) = seq;
+        const unsigned long long* slot = (const unsigned long long*)boxes[p.me] + PEER_MAX_RANKS + 4 * r + pair;
+        unsigned long long lo, hi, start = 0;
+        for (;;) {
+            lo = load_acquire_sys(slot);
+            hi = load_acquire_sys(slot + 1);
+            if ((lo >> PEER_TAG_SHIFT) == tag && (hi >> PEER_TAG_SHIFT) == tag) break;
+            unsigned long long now = global_ns();
+            if (start == 0) start = now;
+            else if (now - start > PEER_TIMEOUT_NS) return false;
+            __nanosleep(100);
+        }
+        unsigned long long other = (lo & half) | ((hi & half) << 32);
+        bits = other < bits ? other : bits;
+        bad |= (lo >> 32) & 1ull;
     }
-    unsigned long long b = bits, h = bad;
-    for (int r = 0; r < p.n_ranks; r++) {
-        if (r == p.me) continue;
-        const unsigned long long* slot = mailbox_word(p, p.me, PEER_MAX_RANKS + 4 * r);
-        if (!wait_for(slot, seq)) return false;
-        __threadfence_system();
-        unsigned long long other = ((const volatile unsigned long long*)slot)[1];
-        b = other < b ? other : b;
-        h |= ((const volatile unsigned long long*)slot)[2];
-    }
-    bits = b;
-    bad = h;
     return true;
+}
+
+// The last block's thread 0 of a time-step kernel on several GPUs: this rank's minimum and
+// health flag (`mine`, from dt_resident) traded with the other ranks, then the step. The
+// control block's words the step reads are loaded while the others' minima are awaited.
+template <typename T>
+__device__ __forceinline__ void peer_finalize(const PeerArgs& p, const unsigned long long* boxes,
+                                              unsigned long long count, Control* c, unsigned long long seq,
+                                              const unsigned long long* mine) {
+    unsigned long long bits = mine[0], bad = mine[1];
+    int pair = peer_reduce_send(p, boxes, count, seq, bits, bad);
+    Control in = *c;
+    if (!peer_reduce_wait(p, boxes, pair, seq, bits, bad)) { c->blocks = 0; c->stop = 4; return; }
+    finalize_from<T>(in, c, bits, bad);
 }
 
 // Words per receive cell of the ghost updates: v1, v2, the slots' words s0, t1, s2, t3, s4,
@@ -205,15 +279,12 @@ __device__ __forceinline__ V4<T>* ghost_word(unsigned long long box, long long n
 // Store the ghost words of this rank's send cells for exchange `seq` into the destinations'
 // mailboxes (the grid's threads in turn over the entries). The receive cell's index and the
 // receiver's count follow from the entry's two offsets (PEER_HEADER_BYTES + r words, and n
-// words further). Whether this thread stored any: such a thread fences after its cells'
-// minima (dt_resident's `fence`), so that the stores travel while it computes them, and the
-// flag of the minimum (raised after every block was counted) covers them; the others need
-// no fence (a system fence in every thread of the grid costs a microsecond on a small mesh).
+// words further). The stores travel while the threads compute their cells' minima; the
+// minimum's words, stored after every block was counted, cover them (peer_reduce_send).
 template <typename T>
-__device__ __forceinline__ bool peer_send_ghosts(const Arrays<T>& a, const Model<T>& m, const PeerArgs& p,
+__device__ __forceinline__ void peer_send_ghosts(const Arrays<T>& a, const Model<T>& m, const PeerArgs& p,
                                                  unsigned long long seq) {
     long long step = (long long)gridDim.x * blockDim.x;
-    bool stored = false;
     for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < p.n_send; k += step) {
         int c = p.send_cells[k];
         long long o1 = p.send_off[2 * k], o2 = p.send_off[2 * k + 1];
@@ -231,9 +302,7 @@ __device__ __forceinline__ bool peer_send_ghosts(const Arrays<T>& a, const Model
         *ghost_word<T>(box, n, r, 6, seq) = s4;
         *ghost_word<T>(box, n, r, 7, seq) = layer2_word(a.acc, s4, 5 * a.stride + c);
         *ghost_word<T>(box, n, r, 8, seq) = extra;
-        stored = true;
     }
-    return stored;
 }
 
 // Receive cell r's update from the words its owner sent for exchange `seq` (peer_send_ghosts),
@@ -243,8 +312,8 @@ __device__ __forceinline__ void update_ghost(const Arrays<T>& a, const Model<T>&
                                              unsigned long long seq) {
     unsigned long long box = p.mailboxes[p.me];
     long long n = p.n_recv;
-    // Plain loads: no thread of this kernel read these words before; the flag that covers
-    // them was seen by the time-step kernel before this one.
+    // Plain loads: no thread of this kernel read these words before; the minimum's words that
+    // cover them were acquired by the time-step kernel before this one.
     V4<T> v1 = *ghost_word<T>(box, n, r, 0, seq), v2 = *ghost_word<T>(box, n, r, 1, seq);
     V4<T> s0 = *ghost_word<T>(box, n, r, 2, seq), t1 = *ghost_word<T>(box, n, r, 3, seq);
     V4<T> s2 = *ghost_word<T>(box, n, r, 4, seq), t3 = *ghost_word<T>(box, n, r, 5, seq);
@@ -281,26 +350,27 @@ __device__ __forceinline__ void update_ghost(const Arrays<T>& a, const Model<T>&
         int cell = blockIdx.x * blockDim.x + threadIdx.x;                                                        \
         if (update_step<T>(a, m, c, k, cell)) peer_send_updated<T>(a, p, cell, seq + k + 2);                     \
     }                                                                                                             \
-    /* The time step over the owned cells, its minimum over the ranks by peer_reduce, the step; numbered  \
+    /* The time step over the owned cells, its minimum over the ranks (peer_finalize), the step; numbered  \
        as exchange k + 1 of the batch (second order passes 2 k: its step's first exchange). */               \
     extern "C" __global__ void dt_peer_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, PeerArgs p,                 \
                                                 unsigned long long k) {                                           \
         pdl_wait();                                                                                               \
-        if (!dt_resident<T>(a, two_gamma, c, 0) || threadIdx.x != 0) return;                                      \
-        unsigned long long bits = ~c->reduce_dt, bad = c->reduce_bad;                                            \
-        if (!peer_reduce(p, c->seq + k + 1, bits, bad)) { c->stop = 4; return; }                                 \
-        finalize_step<T>(c, bits, bad);                                                                           \
+        __shared__ unsigned long long boxes[PEER_MAX_RANKS];                                                      \
+        unsigned long long count = peer_prefetch(p, boxes), mine[2];                                              \
+        if (!dt_resident<T>(a, two_gamma, c, 2, true, mine) || threadIdx.x != 0) return;                          \
+        peer_finalize<T>(p, boxes, count, c, c->seq + k + 1, mine);                                               \
     }                                                                                                             \
     /* Ghost updates: dt_peer, its blocks first storing the send cells' ghost words (peer_send_ghosts). */   \
     extern "C" __global__ void dt_ghost_peer_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, PeerArgs p,           \
                                                       unsigned long long k, Model<T> m) {                        \
         pdl_wait();                                                                                               \
+        __shared__ unsigned long long boxes[PEER_MAX_RANKS];                                                      \
+        unsigned long long count = peer_prefetch(p, boxes), mine[2];                                              \
         if (*(volatile unsigned long long*)&c->stop != 0) return;                                                 \
-        bool stored = peer_send_ghosts<T>(a, m, p, c->seq + k + 1);                                               \
-        if (!dt_resident<T>(a, two_gamma, c, 0, stored) || threadIdx.x != 0) return;                              \
-        unsigned long long bits = ~c->reduce_dt, bad = c->reduce_bad;                                            \
-        if (!peer_reduce(p, c->seq + k + 1, bits, bad)) { c->stop = 4; return; }                                 \
-        finalize_step<T>(c, bits, bad);                                                                           \
+        unsigned long long seq = c->seq + k + 1;                                                                  \
+        peer_send_ghosts<T>(a, m, p, seq);                                                                        \
+        if (!dt_resident<T>(a, two_gamma, c, 2, false, mine) || threadIdx.x != 0) return;                         \
+        peer_finalize<T>(p, boxes, count, c, seq, mine);                                                          \
     }                                                                                                             \
     /* Step k's update of the owned cells (update_resident) and of the receive block (update_ghost): */       \
     /* threads n_owned .. n_owned + n_recv take the receive cells. */                                           \

@@ -63,13 +63,15 @@ __device__ __forceinline__ double dt_from_min_bits(unsigned long long bits, doub
 }
 
 // The host loop's choice of step (stepper.rs), by the last block of the time-step kernel.
+// Reads the control block's words from `in` and writes them to `c`: `in` is *c itself, or
+// (peer.cu) a copy loaded while the other GPUs' minima were awaited.
 template <typename T>
-__device__ void finalize_step(Control* c, unsigned long long bits, unsigned long long bad) {
+__device__ void finalize_from(const Control& in, Control* c, unsigned long long bits, unsigned long long bad) {
     c->blocks = 0;
     if (bad != 0) { c->stop = 2; return; }
     double dt_cfl = dt_from_min_bits(bits, T(0));
     if (!(isfinite(dt_cfl) && dt_cfl > 0.0)) { c->stop = 3; return; }
-    double t = c->t, target = c->target;
+    double t = in.t, target = in.target;
     double remaining = target - t;
     bool hits = dt_cfl >= remaining;
     double dt = hits ? remaining : dt_cfl;
@@ -77,13 +79,19 @@ __device__ void finalize_step(Control* c, unsigned long long bits, unsigned long
     c->dt = dt;
     c->t = hits ? target : t + dt;
     bool clipped = dt_cfl > remaining;
-    c->dt_min = fmin(c->dt_min, dt);
-    if (!clipped) c->dt_min_unclipped = fmin(c->dt_min_unclipped, dt);
-    c->dt_max = fmax(c->dt_max, dt);
+    c->dt_min = fmin(in.dt_min, dt);
+    if (!clipped) c->dt_min_unclipped = fmin(in.dt_min_unclipped, dt);
+    c->dt_max = fmax(in.dt_max, dt);
     c->clipped = clipped ? 1ull : 0ull;
-    c->steps += 1;
+    unsigned long long steps = in.steps + 1;
+    c->steps = steps;
     c->hit = hits ? 1ull : 0ull;
-    if (hits || c->steps >= c->limit) c->stop = 1;
+    if (hits || steps >= in.limit) c->stop = 1;
+}
+
+template <typename T>
+__device__ void finalize_step(Control* c, unsigned long long bits, unsigned long long bad) {
+    finalize_from<T>(*c, c, bits, bad);
 }
 
 // The time step's minimum over the owned cells with few blocks (each thread takes cells
@@ -93,21 +101,21 @@ __device__ void finalize_step(Control* c, unsigned long long bits, unsigned long
 //
 // With several GPUs (`finalize` 0) the last block leaves this rank's minimum and health flag
 // in the control block: one NCCL all-reduce (max of both words) follows on the stream, then
-// finalize_resident takes the step from the reduced words, the same on every rank.
-// Whether this block was the last (every thread gets it). `fence`: this thread's stores
-// before (another GPU's words, peer.cu) are made visible to the other GPUs before its block
-// is counted.
+// finalize_resident takes the step from the reduced words, the same on every rank. With
+// `finalize` 2 (peer.cu) it leaves them in `out` only, and the caller resets c->blocks: the
+// caller trades them with the other GPUs at once, without a store and a load of its own.
+// `check_stop` false: the caller read the stop flag already.
+// Whether this block was the last (every thread gets it).
 template <typename T>
 __device__ __forceinline__ bool dt_resident(const Arrays<T>& a, T two_gamma, Control* c, int finalize,
-                                            bool fence = false) {
-    if (*(volatile unsigned long long*)&c->stop != 0) return false;
+                                            bool check_stop = true, unsigned long long* out = nullptr) {
+    if (check_stop && *(volatile unsigned long long*)&c->stop != 0) return false;
     unsigned long long bits = ~0ull;
     long long stride = (long long)gridDim.x * blockDim.x;
     for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < a.n_owned; k += stride) {
         unsigned long long b = cell_dt_bits(a.v2, a.acc, a.stride, k, two_gamma);
         bits = b < bits ? b : bits;
     }
-    if (fence) __threadfence_system();
     bits = block_min_bits(bits);
     __shared__ bool last;
     if (threadIdx.x == 0) {
@@ -121,12 +129,15 @@ __device__ __forceinline__ bool dt_resident(const Arrays<T>& a, T two_gamma, Con
         __threadfence();
         unsigned long long min_bits = atomicAdd(&a.scratch[0], 0ull);
         unsigned long long bad = atomicAdd(&a.scratch[1], 0ull);
-        if (finalize) {
+        if (finalize == 1) {
             finalize_step<T>(c, min_bits, bad);
-        } else {
+        } else if (finalize == 0) {
             c->blocks = 0;
             c->reduce_dt = ~min_bits;
             c->reduce_bad = bad;
+        } else {
+            out[0] = min_bits;
+            out[1] = bad;
         }
     }
     return last;
@@ -162,7 +173,7 @@ __device__ __forceinline__ bool update_step(const Arrays<T>& a, const Model<T>& 
                                                      int early) {                                                 \
         pdl_wait();                                                                                               \
         pdl_trigger(early);                                                                                       \
-        dt_resident<T>(a, two_gamma, c, finalize);                                                               \
+        dt_resident<T>(a, two_gamma, c, finalize != 0);                                                           \
     }                                                                                                             \
     /* One thread, after the all-reduce of the ranks' minima and health flags. */                               \
     extern "C" __global__ void finalize_resident_##SUFFIX(Arrays<T> a, Control* c) {                             \
