@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Issue 20, call A (two GPUs): the cross-GPU minimum as two tagged words (vP: one NVLink
+# crossing, no fence between payload and flag) against main's kernels (base/peer.cu), bundle p1 (the branch packed-reduce: vP), and
+# variants: vPSA also spins 20 us before sleeping in the wait, and the ghost-storing threads'
+# fence is fence.acq_rel.sys; a diagnostic (unsynchronized results, timing only): vF no
+# minimum over the ranks. (Each new kernel source costs about 30 s of the driver's JIT once.) 257620 and 1001898 cells,
+# interleaved; then the multi-GPU check with vP.
+set -uo pipefail
+B=$PWD/${B:-gpu-bundle/p1}; out="${OUT:-/tmp}"; V=$PWD/tools/results/2026-11-27-gpu-issue-20i
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+date -u | tee $out/date.txt
+nvidia-smi --query-gpu=index,name,driver_version --format=csv | tee $out/gpu.txt
+W=/tmp/w8; mkdir -p $W
+scen() { cat > $W/scen_$1.json <<J
+{
+  "name": "dambreak",
+  "mesh": "mesh_$1.pmsh",
+  "bathymetry": { "type": "constant", "depth": 5.0 },
+  "initial": { "type": "circular_dam_break" },
+  "physics": { "g": 9.81, "r": 0.998, "gamma": 0.9 },
+  "time": { "end": 0.1 },
+  "output": { "dir": "out" }
+}
+J
+}
+st() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1]+"/stats.json")); print(s["cells"], s["steps"], "%.6f" % s["stepping_seconds"], "%.2f us/step" % (1e6*s["stepping_seconds"]/s["steps"]), s["state_checksum"])' "$1"; }
+two() { # variant (base or a directory under $V), cells
+  local kd=""; [ $1 != vP ] && kd=$V/$1
+  rm -rf $W/two
+  PYCNO_KERNEL_DIR=$kd timeout 45 mpirun --allow-run-as-root --bind-to none -x PYCNO_KERNEL_DIR -np 2 $B/pycno run $W/scen_$2.json --backend cuda --partition $W/part_$2 --gpu-exchange ipc --no-vtk -q \
+    --out $W/two --overwrite 2>$W/err && echo "$2 $1 2 GPUs ipc: $(st $W/two) at ${SECONDS}s" || { echo "$2 $1 failed rc=$? at ${SECONDS}s"; head -c 600 $W/err; }
+}
+{
+for n in 257620 1001898; do
+  $B/pycno mesh --cells $n --out $W/mesh_$n.pmsh 2>&1 | tail -1; scen $n
+  $B/pycno partition $W/scen_$n.json --ranks 2 --out $W/part_$n --no-vtk 2>&1 | grep -E "imbalance"
+  echo "prepared $n at ${SECONDS}s"
+  for r in 1 2 3; do
+    $B/pycno run $W/scen_$n.json --backend cuda --no-vtk -q --out $W/one --overwrite 2>/dev/null && echo "$n 1 GPU: $(st $W/one) at ${SECONDS}s"
+  done
+  if [ $n = 257620 ]; then rounds=7; vs="base vP vPSA vF"; else rounds=3; vs="base vP vPSA"; fi
+  for r in $(seq $rounds); do
+    for v in $vs; do [ $SECONDS -lt 320 ] && two $v $n; done
+  done
+done
+} 2>&1 | tee $out/speed.log
+# Does mpirun pass the environment to the ranks without -x (the check relies on it)? vF differs.
+rm -rf $W/two; PYCNO_KERNEL_DIR=$V/vF timeout 60 mpirun --allow-run-as-root --bind-to none -np 2 $B/pycno run $W/scen_257620.json --backend cuda --partition $W/part_257620 --gpu-exchange ipc --no-vtk -q --out $W/two --overwrite 2>/dev/null; echo "vF without -x: $(st $W/two)" | tee -a $out/speed.log
+MGPU_CELLS=64052 timeout 240 tools/multi-gpu-check.sh $B/pycno > $out/multi-gpu.log 2>&1; tail -1 $out/multi-gpu.log; grep FAIL $out/multi-gpu.log
