@@ -191,14 +191,10 @@ __device__ __forceinline__ unsigned long long load_acquire_sys(const unsigned lo
 }
 
 // What the last block's exchange of minima reads from memory, loaded by each block's thread
-// 0 (and the first n_ranks threads) at the kernel's start, so that those loads overlap the
-// block's cells instead of lying on the step's critical path: the mailboxes as mapped here
-// (into `boxes`, shared memory: read after dt_resident's block barriers) and this rank's
-// count of minima.
-struct PeerReduce {
-    unsigned long long count;
-    int pair;
-};
+// 0 (and the first n_ranks threads: a block has at least as many, connect_ipc_exchange in
+// ipc.rs) at the kernel's start, so that those loads overlap the block's cells instead of
+// lying on the step's critical path: the mailboxes as mapped here (into `boxes`, shared
+// memory: read after dt_resident's block barriers) and this rank's count of minima.
 __device__ __forceinline__ unsigned long long peer_prefetch(const PeerArgs& p, unsigned long long* boxes) {
     if ((int)threadIdx.x < p.n_ranks) boxes[threadIdx.x] = p.mailboxes[threadIdx.x];
     return threadIdx.x == 0 ? *((const unsigned long long*)p.mailboxes[p.me] + PEER_MAX_RANKS + 4 * p.me) : 0ull;

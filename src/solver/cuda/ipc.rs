@@ -257,6 +257,11 @@ impl<T: CudaReal> CudaBackend<T> {
         if n > MAX_RANKS || comm.node_rank().1 != n {
             return Ok(Err(format!("the GPUs' own stores need every rank on one node (at most {MAX_RANKS})")));
         }
+        // The time-step kernel's blocks load the ranks' mailbox addresses one a thread
+        // (peer_prefetch in kernels/peer.cu). The same on every rank (the same environment).
+        if (super::device::block() as usize) < n {
+            return Ok(Err(format!("the GPUs' own stores need at least {n} threads a block (PYCNO_CUDA_BLOCK)")));
+        }
         // Every rank's GPU, and peer access between each pair.
         let ordinal = self.ctx.ordinal() as f64;
         let ordinals = comm.all_gather_f64(&[ordinal]);
