@@ -169,6 +169,7 @@ __device__ __forceinline__ bool update_step(const Arrays<T>& a, const Model<T>& 
         edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, begin, end, m,            \
                        (T)c->t, a.scratch);                                                                      \
     }                                                                                                             \
+    /* finalize: 1 one GPU, 0 NCCL's all-reduce follows (peer.cu's mode 2 is not taken here). */                  \
     extern "C" __global__ void dt_resident_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, int finalize,          \
                                                      int early) {                                                 \
         pdl_wait();                                                                                               \
