@@ -267,7 +267,7 @@ __device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, con
     b.y = b.y - k * ((t1.y + t3.y + t5.y) + e.z);
     b.z = b.z - k * ((t1.z + t3.z + t5.z) + e.w);
     Side<T> s = load_side(a, b);
-    if (has_sources(m)) source_at(m, s, dt, m.coriolis_per_cell ? coriolis[c] : m.coriolis_f);
+    if (has_sources(m)) source_at(m, s, dt, cell_coriolis(m, coriolis, c));
     if (second) {
         // The step's start W_n (these buffers), and Heun's average with it.
         V4<T> sa = o1[c], sb = o2[c];

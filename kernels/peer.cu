@@ -184,6 +184,12 @@ __device__ __forceinline__ bool peer_receive(const Arrays<T>& a, const PeerArgs&
 #define PEER_TAG_SHIFT 33
 __device__ __forceinline__ unsigned long long peer_tag(unsigned long long seq) { return seq & 0x7fffffffull; }
 
+// Word `word` of source rank `source`'s reduce slot in the mailbox at `box` (four words; the
+// own rank's slot holds its count of minima in word 0).
+__device__ __forceinline__ unsigned long long* reduce_slot(unsigned long long box, int source, int word) {
+    return (unsigned long long*)box + PEER_MAX_RANKS + 4 * source + word;
+}
+
 __device__ __forceinline__ unsigned long long load_acquire_sys(const unsigned long long* w) {
     unsigned long long v;
     asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(w) : "memory");
@@ -197,7 +203,7 @@ __device__ __forceinline__ unsigned long long load_acquire_sys(const unsigned lo
 // memory: read after dt_resident's block barriers) and this rank's count of minima.
 __device__ __forceinline__ unsigned long long peer_prefetch(const PeerArgs& p, unsigned long long* boxes) {
     if ((int)threadIdx.x < p.n_ranks) boxes[threadIdx.x] = p.mailboxes[threadIdx.x];
-    return threadIdx.x == 0 ? *((const unsigned long long*)p.mailboxes[p.me] + PEER_MAX_RANKS + 4 * p.me) : 0ull;
+    return threadIdx.x == 0 ? *reduce_slot(p.mailboxes[p.me], p.me, 0) : 0ull;
 }
 
 // Store this rank's minimum `bits` and health flag `bad` of exchange `seq` into every other
@@ -211,11 +217,11 @@ __device__ __forceinline__ int peer_reduce_send(const PeerArgs& p, const unsigne
     asm volatile("fence.acq_rel.sys;" ::: "memory");
     for (int r = 0; r < p.n_ranks; r++) {
         if (r == p.me) continue;
-        volatile unsigned long long* slot = (unsigned long long*)boxes[r] + PEER_MAX_RANKS + 4 * p.me + pair;
+        volatile unsigned long long* slot = reduce_slot(boxes[r], p.me, pair);
         slot[0] = lo;
         slot[1] = hi;
     }
-    *((unsigned long long*)boxes[p.me] + PEER_MAX_RANKS + 4 * p.me) = count + 1;
+    *reduce_slot(boxes[p.me], p.me, 0) = count + 1;
     return pair;
 }
 
@@ -227,7 +233,7 @@ __device__ __forceinline__ bool peer_reduce_wait(const PeerArgs& p, const unsign
     const unsigned long long half = 0xffffffffull, tag = peer_tag(seq);
     for (int r = 0; r < p.n_ranks; r++) {
         if (r == p.me) continue;
-        const unsigned long long* slot = (const unsigned long long*)boxes[p.me] + PEER_MAX_RANKS + 4 * r + pair;
+        const unsigned long long* slot = reduce_slot(boxes[p.me], r, pair);
         unsigned long long lo, hi, start = 0;
         for (;;) {
             lo = load_acquire_sys(slot);
