@@ -63,21 +63,20 @@ template <typename T> __device__ __forceinline__ Side<T> face_side(const V4<T>& 
 }
 
 // Cell c's limited reconstruction (rc_cell) from its records and its neighbours' (ghosts at
-// boundary slots), written as its three slots' face records (out[2 * slot + layer]) with its
-// mean thicknesses in the fourth lanes, and its cell-interior term (*interior).
+// boundary slots; o[k] = across[3 * c + k], loaded by the caller), written as its three slots'
+// face records (out[2 * slot + layer]) with its mean thicknesses in the fourth lanes, and its
+// cell-interior term (*interior). Returns the cell's depth (the edges' Side.depth).
 template <typename T>
-__device__ __forceinline__ void reconstruct_cell(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
-                                                 const int* __restrict__ across, const V4<T>* __restrict__ wr,
-                                                 const V2<T>* __restrict__ ln, long long n, int c, const Model<T>& m,
-                                                 V4<T>* out, V4<T>* interior) {
+__device__ __forceinline__ T reconstruct_cell(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                              const V4<T>* __restrict__ wr, const V2<T>* __restrict__ ln,
+                                              long long n, int c, const int* o, const Model<T>& m, V4<T>* out,
+                                              V4<T>* interior) {
     V4<T> a = v1[c], b = v2[c];
-    int o[3];
     V4<T> na[3], nb[3];
     V2<T> l[3];
     T w[3][2], r[3][2];
 #pragma unroll
     for (int k = 0; k < 3; ++k) {
-        o[k] = across[3 * c + k];
         V4<T> s = wr[(long long)k * n + c];
         w[k][0] = s.x; w[k][1] = s.y; r[k][0] = s.z; r[k][1] = s.w;
         na[k] = a; nb[k] = b;
@@ -106,6 +105,7 @@ __device__ __forceinline__ void reconstruct_cell(const V4<T>* __restrict__ v1, c
     rc_interior(m, u, a.w, b.w, g, e);
     V4<T> in = {e[1], e[2], e[4], e[5]};
     *interior = in;
+    return a.w;
 }
 
 // One thread per cell of begin..end whose recon bits meet `want` (reconstruct_cell).
@@ -117,26 +117,29 @@ __device__ __forceinline__ void reconstruct_kernel(const V4<T>* __restrict__ v1,
                                                    long long n, int begin, int end, int want, const Model<T>& m) {
     int c = begin + blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= end || (recon[c] & want) == 0) return;
-    reconstruct_cell(v1, v2, across, wr, ln, n, c, m, faces + 6 * (long long)c, interior + c);
+    int o[3] = {across[3 * c], across[3 * c + 1], across[3 * c + 2]};
+    reconstruct_cell(v1, v2, wr, ln, n, c, o, m, faces + 6 * (long long)c, interior + c);
 }
 
 // Edge ec (normal times length nl): edge_flux (or edge_boundary_flux) between the face
-// records fi of its cell i and fj of its cell j (each a cell's six records; fj unused at a
-// boundary), written to the accumulators as the first-order edge kernel writes them; whether
+// records fi of its cell i and fj of its cell j (each a cell's six records; fj and dj unused at
+// a boundary) over their depths di and dj, written to the accumulators as the first-order edge kernel writes them; whether
 // the flux fell back to hyperbolicity's. An interior edge whose face records hold no water on
 // either side writes the two quiet words of solver.cu: the CPU's edge_flux then takes
 // numerical_flux of those records, dry_flux's first return (all zeros, speed 0), which the
 // positivity check passes, so the zeros the quiet words stand for are the CPU's words bit for
-// bit (+0 for cell i, -0 = -(len * 0) for cell j, Z = 0).
-template <typename T>
+// bit (+0 for cell i, -0 = -(len * 0) for cell j, Z = 0). The stores take their places from
+// again() (ec once more): the tile kernel reads it from shared memory again rather than keep it
+// through the flux, where the register cap would spill it.
+template <typename T, typename Again>
 __device__ __forceinline__ bool edge2_at(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2, int4 ec,
                                          V2<T> nl, const Boundary<T>* __restrict__ boundaries, const V4<T>* fi_rec,
-                                         const V4<T>* fj_rec, const T* __restrict__ depth, V4<T>* __restrict__ acc,
-                                         long long stride, const Model<T>& m, T t) {
+                                         const V4<T>* fj_rec, T di, T dj, V4<T>* __restrict__ acc, long long stride,
+                                         const Model<T>& m, T t, Again again) {
     T len = rt_sqrt(nl.x * nl.x + nl.y * nl.y);
     T nx = nl.x / len, ny = nl.y / len;
     V4<T> a1 = fi_rec[2 * ec.z], a2 = fi_rec[2 * ec.z + 1];
-    Side<T> fi = face_side(a1, a2, depth[ec.x]);
+    Side<T> fi = face_side(a1, a2, di);
     // The means, read only where the positivity check fails.
     auto ci = [&]() { return load_side(v1[ec.x], v2[ec.x]); };
     EdgeFlux<T> f;
@@ -145,11 +148,12 @@ __device__ __forceinline__ bool edge2_at(const V4<T>* __restrict__ v1, const V4<
         f = rc_edge_boundary_flux(m, boundaries[ec.w], fi, a1.w, a2.w, ci, nx, ny, t);
     } else {
         V4<T> b1 = fj_rec[2 * ec.w], b2 = fj_rec[2 * ec.w + 1];
-        Side<T> fj = face_side(b1, b2, depth[ec.y]);
+        Side<T> fj = face_side(b1, b2, dj);
         auto cj = [&]() { return load_side(v1[ec.y], v2[ec.y]); };
         quiet = dry_edge(m, fi, fj);
         if (!quiet) f = rc_edge_flux(m, fi, fj, a1.w, a2.w, b1.w, b2.w, ci, cj, nx, ny);
     }
+    ec = again();
     if (quiet) {
         V4<T> qa = {T(0), T(0), T(0), T(-1)};
         V4<T> qc = {-T(0), -T(0), -T(0), T(-1)};
@@ -185,52 +189,108 @@ __device__ __forceinline__ void edge2_kernel(const V4<T>* __restrict__ v1, const
     if (e < e_end) {
         int4 ec = ecells[e];
         const V4<T>* fj = faces + 6 * (long long)(ec.y < 0 ? ec.x : ec.y);
-        fallback = edge2_at(v1, v2, ec, enormal[e], boundaries, faces + 6 * (long long)ec.x, fj, depth, acc, stride,
-                            m, t);
+        T dj = ec.y < 0 ? T(0) : depth[ec.y];
+        fallback = edge2_at(v1, v2, ec, enormal[e], boundaries, faces + 6 * (long long)ec.x, fj, depth[ec.x], dj, acc,
+                            stride, m, t, [&]() { return ec; });
     }
     unsigned int k = __popc(__ballot_sync(0xffffffffu, fallback));
     if ((threadIdx.x & 31) == 0 && k != 0) atomicAdd(&scratch[2], (unsigned long long)k);
 }
 
+// Copies of 4, 8 or 16 bytes from device memory to shared memory that go on while the thread
+// does other work (cp.async, sm_80 on); copy_async_wait waits for the thread's copies. Plain
+// copies on older GPUs and on the host (tests/kernels_host.rs).
+template <typename X> __device__ __forceinline__ void copy_async(X* dst, const X* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    static_assert(sizeof(X) == 4 || sizeof(X) == 8 || sizeof(X) == 16, "cp.async copies 4, 8 or 16 bytes");
+    unsigned to = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(to), "l"(__cvta_generic_to_global(src)),
+                 "n"(sizeof(X)));
+#else
+    *dst = *src;
+#endif
+}
+__device__ __forceinline__ void copy_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
 // Reconstruction and edge pass in one kernel, a block per tile (src/solver/cuda/tiles.rs):
-// the block reconstructs the tile's cells (need[need_first[tile]..], at most blockDim.x: the
-// endpoints of its edges) into shared memory, then takes its edges (at most blockDim.x, in
-// tile order: tec = the edge's ecells, tloc = its cells' places in the tile, tnl = its normal)
-// between those records. The edge values so never reach device memory (the 96 bytes a cell
-// writes and the edge kernel reads back at each stage); a cell next to another tile's edges
-// is reconstructed there too, from the same numbers with the same code, so its records are the
-// same bits. Each tile writes the interior terms of its cells (the same bits wherever
-// written). The accumulators are edge2_kernel's words.
+// the block reconstructs the tile's cells (the endpoints of its edges) into shared memory, then
+// takes its edges between those records. The edge values so never reach device memory (the 96
+// bytes a cell writes and the edge kernel reads back at each stage); a cell next to another
+// tile's edges is reconstructed there too, from the same numbers with the same code, so its
+// records are the same bits. Each tile writes the interior terms of its cells (the same bits
+// wherever written). The accumulators are edge2_kernel's words.
+//
+// The kernel is bound by the latency of its loads (Nsight Compute, BENCHMARKS.md), so they are
+// laid out for few dependent rounds: a tile's entries sit at tile * cap (no count or offset to
+// load first), a cell's entry carries its neighbours (the state loads follow at once), and the
+// edges' entries are copied to shared memory while the block reconstructs (cp.async), with the
+// cells' depths kept there too, so the edge half loads nothing from device memory but the
+// boundary conditions and the rare fallback's means.
 template <typename T> struct TileArrays {
-    const int* need_first;  // per tile, into need; one more at the end
-    const int* need;        // the cells each tile reconstructs
-    const int* edge_first;  // per tile, into tec, tloc, tnl; one more at the end
-    const int4* tec;        // (i, j, slot_i, slot_j or boundary entry), as ecells
-    const int2* tloc;       // (place of i, place of j) in the tile's records
-    const V2<T>* tnl;       // normal times length, as enormal
+    const int4* cells;  // [tile * cap + k] = (cell, across[3 * cell + 0..3]); x = -1 past its cells
+    const int4* tec;    // [tile * cap + q] = the edge's ecells entry; x = -1 past its edges
+    const int2* tloc;   // its cells' places in the tile
+    const V2<T>* tnl;   // its normal times length, as enormal
+    int cap;            // places per tile, the block's threads on a GPU
 };
+// The places of a tile a thread takes: its own on a GPU (a tile has as many places as its block
+// has threads, src/solver/cuda/order2.rs), so no loop counter or sum lives across the flux
+// (under the register cap they were spilled, and their reloads were 8% of the kernel's stall
+// samples); every place in turn on the host, which runs a block as one thread.
+template <typename F> __device__ __forceinline__ void each_place(int cap, F f) {
+#ifdef PYCNO_HOST_SHARED
+    for (int k = 0; k < cap; ++k) f(k);
+#else
+    if ((int)threadIdx.x < cap) f((int)threadIdx.x);
+#endif
+}
 template <typename T>
 __device__ __forceinline__ void tile2_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
                                              const Boundary<T>* __restrict__ boundaries, const Order2Arrays<T>& o,
                                              const TileArrays<T>& ta, V4<T>* __restrict__ acc, long long stride,
                                              int tile, const Model<T>& m, T t,
-                                             unsigned long long* __restrict__ scratch, V4<T>* records) {
-    int n0 = ta.need_first[tile], n1 = ta.need_first[tile + 1];
-    for (int k = threadIdx.x; k < n1 - n0; k += blockDim.x) {
-        int c = ta.need[n0 + k];
-        reconstruct_cell(v1, v2, o.across, o.wr, o.ln, o.n_cells, c, m, records + 6 * k, o.interior + c);
-    }
+                                             unsigned long long* __restrict__ scratch, unsigned char* shared) {
+    // Shared memory (tile_shared_bytes in src/solver/cuda/order2.rs): per place the records
+    // of a cell, the edge entries, the depth of the cell.
+    const int cap = ta.cap;
+    V4<T>* records = reinterpret_cast<V4<T>*>(shared);
+    int4* s_tec = reinterpret_cast<int4*>(records + 6 * cap);
+    int2* s_tloc = reinterpret_cast<int2*>(s_tec + cap);
+    V2<T>* s_tnl = reinterpret_cast<V2<T>*>(s_tloc + cap);
+    T* s_depth = reinterpret_cast<T*>(s_tnl + cap);
+    const long long base = (long long)tile * cap;
+    each_place(cap, [&](int q) {
+        copy_async(&s_tec[q], &ta.tec[base + q]);
+        copy_async(&s_tloc[q], &ta.tloc[base + q]);
+        copy_async(&s_tnl[q], &ta.tnl[base + q]);
+    });
+    each_place(cap, [&](int k) {
+        int4 cc = ta.cells[base + k];
+        if (cc.x < 0) return;
+        int around[3] = {cc.y, cc.z, cc.w};
+        s_depth[k] = reconstruct_cell(v1, v2, o.wr, o.ln, o.n_cells, cc.x, around, m, records + 6 * k,
+                                      o.interior + cc.x);
+    });
+    copy_async_wait();
     __syncthreads();
-    int e0 = ta.edge_first[tile], e1 = ta.edge_first[tile + 1];
-    unsigned int fallbacks = 0;
-    for (int q = threadIdx.x; q < e1 - e0; q += blockDim.x) {
-        int2 p = ta.tloc[e0 + q];
-        fallbacks += edge2_at(v1, v2, ta.tec[e0 + q], ta.tnl[e0 + q], boundaries, records + 6 * p.x,
-                              records + 6 * p.y, o.depth, acc, stride, m, t)
-                         ? 1u
-                         : 0u;
-    }
-    if (fallbacks != 0) atomicAdd(&scratch[2], (unsigned long long)fallbacks);
+    // Fallbacks are rare (steep fronts): one atomic each.
+    each_place(cap, [&](int q) {
+        int4 ec = s_tec[q];
+        if (ec.x < 0) return;
+        int2 p = s_tloc[q];
+        auto again = [&]() {
+            const volatile int* e = reinterpret_cast<const volatile int*>(&s_tec[q]);
+            int4 r = {e[0], e[1], e[2], e[3]};
+            return r;
+        };
+        if (edge2_at(v1, v2, ec, s_tnl[q], boundaries, records + 6 * p.x, records + 6 * p.y, s_depth[p.x],
+                     s_depth[p.y], acc, stride, m, t, again))
+            atomicAdd(&scratch[2], 1ull);
+    });
 }
 
 // A stage's update (CpuBackend::stage_update at order 2): the first order's update of
@@ -316,11 +376,11 @@ extern __shared__ __align__(16) unsigned char pycno_tile_records[];
         edge2_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, o.faces, o.depth, a.acc, a.stride,        \
                         e_begin, e_end, m, t, a.scratch);                                                         \
     }                                                                                                             \
-    /* Tiles tile_begin.. (one block each), dynamic shared memory for blockDim.x cells' records. */             \
+    /* Tiles tile_begin.. (one block each), dynamic shared memory as tile2_kernel lays it out. */             \
     extern "C" __global__ void TILE_BOUNDS tile2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta,     \
                                                           Model<T> m, int tile_begin, T t) {                      \
         tile2_kernel<T>(a.v1, a.v2, a.boundaries, o, ta, a.acc, a.stride, tile_begin + blockIdx.x, m, t,         \
-                        a.scratch, reinterpret_cast<V4<T>*>(pycno_tile_records));                                \
+                        a.scratch, pycno_tile_records);                                                           \
     }                                                                                                             \
     extern "C" __global__ void update2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, T dt, int second) {   \
         update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride, a.n_owned, m, dt,     \

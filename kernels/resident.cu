@@ -241,7 +241,7 @@ template <typename T> __device__ __forceinline__ T stage_time(const Control* c, 
         if (!stage_runs(c, k, stage)) return;                                                                     \
         T t = stage_time<T>(c, stage);                                                                            \
         tile2_kernel<T>(a.v1, a.v2, a.boundaries, o, ta, a.acc, a.stride, tile_begin + blockIdx.x, m, t,         \
-                        a.scratch, reinterpret_cast<V4<T>*>(pycno_tile_records));                                \
+                        a.scratch, pycno_tile_records);                                                           \
     }                                                                                                             \
     extern "C" __global__ void update2_resident_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m,            \
                                                           const Control* c, unsigned long long k, int second,     \

@@ -92,10 +92,9 @@ fn compare<T: Real>(exe: &Path, dir: &Path, name: &str, s: &Scenario, steps: u64
     w("depth.bin", bytes(&lay.v1.iter().map(|r| r[3]).collect::<Vec<T>>()));
     // Tiles of at most 64 edges and cells (many tiles, many cells in two), as order2.rs
     // makes them for a rank holding the whole mesh.
-    let tiles = Tiles::build(&lay.edge_cells, &lay.edge_normal, nc, &[0, lay.n_inner_edges, ne], 64);
-    w("need_first.bin", bytes(&tiles.need_first));
-    w("need.bin", bytes(&tiles.need));
-    w("edge_first.bin", bytes(&tiles.edge_first));
+    let tiles = Tiles::build(&lay.edge_cells, &lay.edge_normal, &lay.across, &[0, lay.n_inner_edges, ne], 64);
+    w("tcap.bin", bytes(&[tiles.cap as i32]));
+    w("tcells.bin", bytes(&tiles.cells));
     w("tec.bin", bytes(&tiles.tec));
     w("tloc.bin", bytes(&tiles.tloc));
     w("tnl.bin", bytes(&tiles.tnl));

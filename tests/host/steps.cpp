@@ -27,11 +27,11 @@ template <class T> void run(const std::string& d, int steps, double gamma,
     std::vector<Boundary<T>> bnd(bb.size() / sizeof(Boundary<T>)); memcpy(bnd.data(), bb.data(), bb.size());
     auto across = readv<int>(d + "/across.bin"); auto wr = readv<T>(d + "/wr.bin"); auto ln = readv<T>(d + "/ln.bin"); auto depth = readv<T>(d + "/depth.bin");
     auto recon = readv<unsigned char>(d + "/recon.bin");
-    std::vector<int> nf, need, ef, tec, tloc; std::vector<T> tnl;
-    if (tiled) { nf = readv<int>(d + "/need_first.bin"); need = readv<int>(d + "/need.bin"); ef = readv<int>(d + "/edge_first.bin");
+    std::vector<int> tcells, tec, tloc; std::vector<T> tnl; int cap = 0;
+    if (tiled) { tcells = readv<int>(d + "/tcells.bin"); cap = readv<int>(d + "/tcap.bin")[0];
                  tec = readv<int>(d + "/tec.bin"); tloc = readv<int>(d + "/tloc.bin"); tnl = readv<T>(d + "/tnl.bin"); }
-    TileArrays<T> ta = {nf.data(), need.data(), ef.data(), (int4*)tec.data(), (int2*)tloc.data(), (V2<T>*)tnl.data()};
-    int ntiles = tiled ? (int)nf.size() - 1 : 0;
+    TileArrays<T> ta = {(int4*)tcells.data(), (int4*)tec.data(), (int2*)tloc.data(), (V2<T>*)tnl.data(), cap};
+    int ntiles = tiled ? (int)(tec.size() / 4 / cap) : 0;
     std::vector<T> acc(24 * (size_t)nc, T(0)), faces(24 * (size_t)nc, T(0)), interior(4 * (size_t)(nc > 0 ? nc : 1), T(0)), cor(1, T(0));
     unsigned long long scratch[3] = {~0ull, 0, 0};
     double t = 0;

@@ -41,12 +41,11 @@ unsafe impl DeviceRepr for Order2Device {}
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TileDevice {
-    pub need_first: u64,
-    pub need: u64,
-    pub edge_first: u64,
+    pub cells: u64,
     pub tec: u64,
     pub tloc: u64,
     pub tnl: u64,
+    pub cap: i32,
 }
 // SAFETY: #[repr(C)], integers only, mirrored in kernels/order2.cu.
 unsafe impl DeviceRepr for TileDevice {}
@@ -55,14 +54,20 @@ unsafe impl DeviceRepr for TileDevice {}
 /// kernel's register cap is for blocks of 256, `kernels/order2.cu`), 128 in float64 where
 /// tiles are asked for (174 registers a thread: two blocks a multiprocessor).
 /// `PYCNO_TILE_THREADS` to try others (a multiple of 32, at most 256: the kernel's bound, and
-/// the records of 256 cells in float64 fill the 48 KB of shared memory a block gets without
-/// asking).
+/// whose shared memory fits the 48 KB a block gets without asking: at most 192 in float64).
 fn tile_threads(float_bytes: usize) -> usize {
     std::env::var("PYCNO_TILE_THREADS")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
-        .filter(|&n| (32..=256).contains(&n) && n % 32 == 0)
+        .filter(|&n| (32..=256).contains(&n) && n % 32 == 0 && tile_shared_bytes(n, float_bytes) <= 48 << 10)
         .unwrap_or(if float_bytes == 4 { 256 } else { 128 })
+}
+
+/// The tile kernel's shared memory for tiles of `cap` places (`tile2_kernel` in
+/// `kernels/order2.cu` lays it out): per place a cell's six records and its depth, and an
+/// edge's entries (int4, int2 and two floats).
+fn tile_shared_bytes(cap: usize, float_bytes: usize) -> usize {
+    cap * (6 * 4 * float_bytes + float_bytes + 16 + 8 + 2 * float_bytes)
 }
 
 /// Whether the reconstruction and the edge pass run as one kernel over tiles (`tile2`) or as
@@ -81,9 +86,7 @@ fn tiles_on(float_bytes: usize) -> bool {
 
 /// The tiles on the device.
 struct DeviceTiles<T> {
-    need_first: CudaSlice<i32>,
-    need: CudaSlice<i32>,
-    edge_first: CudaSlice<i32>,
+    cells: CudaSlice<i32>,
     tec: CudaSlice<i32>,
     tloc: CudaSlice<i32>,
     tnl: CudaSlice<T>,
@@ -94,12 +97,11 @@ struct DeviceTiles<T> {
 impl<T: CudaReal> DeviceTiles<T> {
     fn device(&self, s: &CudaStream) -> TileDevice {
         TileDevice {
-            need_first: address(&self.need_first, s),
-            need: address(&self.need, s),
-            edge_first: address(&self.edge_first, s),
+            cells: address(&self.cells, s),
             tec: address(&self.tec, s),
             tloc: address(&self.tloc, s),
             tnl: address(&self.tnl, s),
+            cap: self.threads as i32,
         }
     }
     /// The launch of tiles `tiles`: a block each, its records in dynamic shared memory.
@@ -107,7 +109,7 @@ impl<T: CudaReal> DeviceTiles<T> {
         LaunchConfig {
             grid_dim: (tiles.len() as u32, 1, 1),
             block_dim: (self.threads as u32, 1, 1),
-            shared_mem_bytes: (self.threads * 6 * 4 * std::mem::size_of::<T>()) as u32,
+            shared_mem_bytes: tile_shared_bytes(self.threads, std::mem::size_of::<T>()) as u32,
         }
     }
 }
@@ -217,15 +219,13 @@ impl<T: CudaReal> CudaBackend<T> {
         let tiles = if tiles_on(std::mem::size_of::<T>()) {
             let threads = tile_threads(std::mem::size_of::<T>());
             let splits = [0, lay.n_inner_edges.min(self.n_edges), self.n_edges];
-            let plan = Tiles::build(&lay.edge_cells, &lay.edge_normal, cells, &splits, threads);
+            let plan = Tiles::build(&lay.edge_cells, &lay.edge_normal, &lay.across[..cells], &splits, threads);
             // At least one element each: no allocation may be empty.
             let ints =
                 |v: &[i32]| s.clone_htod(if v.is_empty() { &[0][..] } else { v }).map_err(|e| up("the tiles", e));
             let tnl: Vec<T> = plan.tnl.iter().flatten().copied().chain(std::iter::once(T::zero())).collect();
             Some(DeviceTiles {
-                need_first: ints(&plan.need_first)?,
-                need: ints(&plan.need)?,
-                edge_first: ints(&plan.edge_first)?,
+                cells: ints(bytemuck::cast_slice(&plan.cells))?,
                 tec: ints(bytemuck::cast_slice(&plan.tec))?,
                 tloc: ints(bytemuck::cast_slice(&plan.tloc))?,
                 tnl: s.clone_htod(&tnl).map_err(|e| up("the tiles", e))?,

@@ -13,18 +13,20 @@
 
 use std::ops::Range;
 
-/// The tiles of a layout's edges, in the arrays `TileArrays` of `kernels/order2.cu` reads.
+/// The tiles of a layout's edges, in the arrays `TileArrays` of `kernels/order2.cu` reads:
+/// each tile has `cap` places in each array (tile `k` at `k * cap`), so that a block finds its
+/// tile's entries with no count or offset loaded first, and a place past the tile's cells or
+/// edges holds -1 in its first number.
 #[derive(Clone, Debug)]
 pub struct Tiles<T> {
-    /// Per tile, its first entry of `need`; one more entry at the end.
-    pub need_first: Vec<i32>,
-    /// The cells each tile reconstructs, tile after tile.
-    pub need: Vec<i32>,
-    /// Per tile, its first edge in `tec`, `tloc`, `tnl`; one more at the end.
-    pub edge_first: Vec<i32>,
-    /// The edges in tile order: the layout's `edge_cells` entry.
+    /// The places of each tile, and the most cells and edges a tile holds.
+    pub cap: usize,
+    /// Per place, a cell the tile reconstructs and what lies across its three slots (the
+    /// layout's `across`): the reconstruction's first loads, in one.
+    pub cells: Vec<[i32; 4]>,
+    /// Per place, an edge the tile takes: the layout's `edge_cells` entry.
     pub tec: Vec<[i32; 4]>,
-    /// Each edge's two cells' places in its tile's `need` (a boundary edge: its cell's twice).
+    /// Each edge's two cells' places in its tile (a boundary edge: its cell's twice).
     pub tloc: Vec<[i32; 2]>,
     /// Each edge's normal times length, the layout's `edge_normal` entry.
     pub tnl: Vec<[T; 2]>,
@@ -53,35 +55,35 @@ impl TileCover {
     }
 }
 
-impl<T: Copy> Tiles<T> {
+impl<T: Copy + Default> Tiles<T> {
     /// Tiles of at most `cap` edges and `cap` cells over the edges of each range between
     /// consecutive `splits` (e.g. `[0, n_inner_edges, n_edges]`; empty ranges are skipped).
     pub fn build(
         edge_cells: &[[i32; 4]],
         edge_normal: &[[T; 2]],
-        n_cells: usize,
+        across: &[[i32; 3]],
         splits: &[usize],
         cap: usize,
     ) -> Self {
         assert!(cap >= 2, "a tile takes at least one edge's two cells");
         let mut t = Tiles {
-            need_first: vec![0],
-            need: Vec::new(),
-            edge_first: vec![0],
+            cap,
+            cells: Vec::new(),
             tec: Vec::new(),
             tloc: Vec::new(),
             tnl: Vec::new(),
             cover: TileCover::default(),
         };
         // place[c]: c's place in the open tile, or -1.
-        let mut place = vec![-1i32; n_cells];
+        let mut place = vec![-1i32; across.len()];
         let mut open: Vec<i32> = Vec::new();
+        let mut edges_open = 0usize;
         for w in splits.windows(2) {
             let r = w[0]..w[1];
             if r.is_empty() {
                 continue;
             }
-            let first_tile = t.edge_first.len() - 1;
+            let first_tile = t.len();
             let mut order: Vec<usize> = r.clone().collect();
             let lower = |e: usize| {
                 let [i, j, ..] = edge_cells[e];
@@ -92,14 +94,12 @@ impl<T: Copy> Tiles<T> {
                 }
             };
             order.sort_by_key(|&e| (lower(e), e));
-            let mut edges_open = 0usize;
             for e in order {
                 let [i, j, ..] = edge_cells[e];
                 let fresh = |c: i32, place: &[i32]| (c >= 0 && place[c as usize] < 0) as usize;
                 let new = fresh(i, &place) + if j != i { fresh(j, &place) } else { 0 };
                 if edges_open == cap || open.len() + new > cap {
-                    t.close(&mut place, &mut open);
-                    edges_open = 0;
+                    t.close(&mut place, &mut open, &mut edges_open, across);
                 }
                 for c in [i, j] {
                     if c >= 0 && place[c as usize] < 0 {
@@ -114,31 +114,43 @@ impl<T: Copy> Tiles<T> {
                 t.tnl.push(edge_normal[e]);
                 edges_open += 1;
             }
-            t.close(&mut place, &mut open);
+            t.close(&mut place, &mut open, &mut edges_open, across);
             t.cover.ranges.push(r);
-            t.cover.tiles.push(first_tile..t.edge_first.len() - 1);
+            t.cover.tiles.push(first_tile..t.len());
         }
         t
     }
 
-    fn close(&mut self, place: &mut [i32], open: &mut Vec<i32>) {
-        if self.tec.len() as i32 == *self.edge_first.last().expect("starts with 0") {
+    /// Ends the open tile (if it has edges): its cells, and every array filled to its `cap`
+    /// places.
+    fn close(&mut self, place: &mut [i32], open: &mut Vec<i32>, edges_open: &mut usize, across: &[[i32; 3]]) {
+        if *edges_open == 0 {
             return;
         }
         for &c in open.iter() {
             place[c as usize] = -1;
+            let [a, b, d] = across[c as usize];
+            self.cells.push([c, a, b, d]);
         }
-        self.need.append(open);
-        self.need_first.push(self.need.len() as i32);
-        self.edge_first.push(self.tec.len() as i32);
+        self.cells.resize(self.tec.len() - *edges_open + self.cap, [-1; 4]);
+        self.tec.resize(self.cells.len(), [-1, -1, 0, 0]);
+        self.tloc.resize(self.cells.len(), [0, 0]);
+        self.tnl.resize(self.cells.len(), [T::default(); 2]);
+        open.clear();
+        *edges_open = 0;
     }
 
     pub fn len(&self) -> usize {
-        self.edge_first.len() - 1
+        self.tec.len() / self.cap
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Tile `k`'s places in the arrays.
+    pub fn places(&self, k: usize) -> Range<usize> {
+        k * self.cap..(k + 1) * self.cap
     }
 }
 
@@ -164,23 +176,33 @@ mod tests {
     fn every_edge_once_in_its_range_with_its_cells_in_its_tile() {
         let (ec, nl) = strip(50);
         let n_edges = ec.len();
+        // Any numbers: the tiles copy each cell's entry.
+        let across: Vec<[i32; 3]> = (0..50).map(|c| [c, -1 - c, 2 * c]).collect();
         for cap in [2, 3, 7, 64] {
-            let t = Tiles::build(&ec, &nl, 50, &[0, 30, 30, n_edges], cap);
+            let t = Tiles::build(&ec, &nl, &across, &[0, 30, 30, n_edges], cap);
             assert_eq!(t.cover.ranges, vec![0..30, 30..n_edges]);
             assert_eq!(t.cover.tiles[0].end, t.cover.tiles[1].start);
             assert_eq!(t.len(), t.cover.tiles[1].end);
+            assert!([t.cells.len(), t.tloc.len(), t.tnl.len()].iter().all(|&n| n == t.tec.len()));
             let mut seen = vec![0; n_edges];
             for k in 0..t.len() {
-                let (n0, n1) = (t.need_first[k] as usize, t.need_first[k + 1] as usize);
-                let (e0, e1) = (t.edge_first[k] as usize, t.edge_first[k + 1] as usize);
-                assert!(n1 - n0 <= cap && e1 > e0 && e1 - e0 <= cap, "cap {cap}: tile {k} too big or empty");
-                let need = &t.need[n0..n1];
+                let places = t.places(k);
+                // The tile's cells, then only -1; its edges, then only -1.
+                let cells: Vec<[i32; 4]> = t.cells[places.clone()].iter().copied().take_while(|c| c[0] >= 0).collect();
+                let n_edges_k = t.tec[places.clone()].iter().take_while(|e| e[0] >= 0).count();
+                assert!(t.cells[places.start + cells.len()..places.end].iter().all(|c| *c == [-1; 4]));
+                assert!(t.tec[places.start + n_edges_k..places.end].iter().all(|e| e[0] == -1));
+                assert!(n_edges_k > 0, "cap {cap}: tile {k} empty");
+                let need: Vec<i32> = cells.iter().map(|c| c[0]).collect();
+                for c in &cells {
+                    assert_eq!(c[1..], across[c[0] as usize], "cap {cap}: tile {k}: across of cell {}", c[0]);
+                }
                 let mut distinct = need.to_vec();
                 distinct.sort();
                 distinct.dedup();
                 assert_eq!(distinct.len(), need.len(), "a cell twice in tile {k}");
                 let range = if k < t.cover.tiles[0].end { 0..30 } else { 30..n_edges };
-                for q in e0..e1 {
+                for q in places.start..places.start + n_edges_k {
                     let e = (0..n_edges).find(|&e| ec[e] == t.tec[q] && nl[e] == t.tnl[q]).unwrap();
                     assert!(range.contains(&e), "cap {cap}: edge {e} in another range's tile");
                     seen[e] += 1;
