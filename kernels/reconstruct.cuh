@@ -22,10 +22,23 @@ __device__ __forceinline__ double rc_max(double a, double b) { return fmax(a, b)
 __device__ __forceinline__ float rc_min(float a, float b) { return fminf(a, b); }
 __device__ __forceinline__ double rc_min(double a, double b) { return fmin(a, b); }
 
+// The reconstruction's divisions: float32's fast division (a reciprocal and a multiply, within
+// 2 ulp like the division the other kernels take, for divisors in [2^-126, 2^126]), 2.5% off
+// the tile kernel at 10^6 cells on an H200 (BENCHMARKS.md). rc_div's divisors are thicknesses
+// above the dry tolerance (at least 1e-12 m, Physics::validate); the limiter's are midpoint
+// offsets, which can be subnormal (a velocity that is a rounding residue: seen in float32 and
+// float64 on the lock exchange), so rc_div_any divides those as the other kernels do.
+__device__ __forceinline__ float rc_div(float a, float b) { return __fdividef(a, b); }
+__device__ __forceinline__ double rc_div(double a, double b) { return a / b; }
+__device__ __forceinline__ float rc_div_any(float a, float b) {
+    return fabsf(b) >= 1.17549435e-38f ? __fdividef(a, b) : a / b;
+}
+__device__ __forceinline__ double rc_div_any(double a, double b) { return a / b; }
+
 // vars: (s, u1x, u1y, d2, u2x, u2y) from the records (d1, q1x, q1y, H), (d2, q2x, q2y, area);
 // velocities zero where a layer is not above the dry tolerance.
 template <typename T> __device__ __forceinline__ T rc_velocity(const Model<T>& m, T q, T h) {
-    return h > m.dry_tolerance ? q / h : T(0);
+    return h > m.dry_tolerance ? rc_div(q, h) : T(0);
 }
 template <typename T>
 __device__ __forceinline__ void rc_vars(const Model<T>& m, const V4<T>& a, const V4<T>& b, T* u) {
@@ -125,18 +138,19 @@ __device__ __forceinline__ void rc_limited_gradients(const Model<T>& m, const T*
             lo = rc_min(lo, nb[k][v]);
         }
         // Barth-Jespersen: the largest phi <= 1 keeping every midpoint within [lo, hi], but a
-        // wall's.
-        T phi = T(1);
+        // wall's; one division for the midpoints above the centre (the largest delta) and one
+        // for those below (reconstruct.rs says why that is the same bits).
+        T up = T(0), down = T(0);
 #pragma unroll
         for (int k = 0; k < 3; ++k) {
             if (walls[k]) continue;
             T delta = gx * r[k][0] + gy * r[k][1];
-            if (delta > T(0)) {
-                phi = rc_min(phi, (hi - u[v]) / delta);
-            } else if (delta < T(0)) {
-                phi = rc_min(phi, (lo - u[v]) / delta);
-            }
+            up = rc_max(up, delta);
+            down = rc_min(down, delta);
         }
+        T phi = T(1);
+        if (up > T(0)) phi = rc_min(phi, rc_div_any(hi - u[v], up));
+        if (down < T(0)) phi = rc_min(phi, rc_div_any(lo - u[v], down));
         g[v][0] = phi * gx;
         g[v][1] = phi * gy;
     }

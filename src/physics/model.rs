@@ -145,6 +145,9 @@ fn default_r() -> f64 {
 fn default_gamma() -> f64 {
     0.9
 }
+/// The smallest `Physics::dry_tolerance` (m).
+pub const MIN_DRY_TOLERANCE: f64 = 1e-12;
+
 fn default_dry_tolerance() -> f64 {
     1e-3
 }
@@ -223,8 +226,13 @@ impl Physics {
                 bail!("physics.wind_stress: expected a finite kinematic stress [x, y] in m²/s², found {w:?}");
             }
         }
-        if !(self.dry_tolerance.is_finite() && self.dry_tolerance > 0.0 && self.dry_tolerance < 1.0) {
-            bail!("physics.dry_tolerance: expected a thickness in m in (0, 1), found {}", self.dry_tolerance);
+        // At least a picometre: float32's velocities (q / h above the tolerance) then never
+        // divide by a subnormal thickness (the GPU's fast division, kernels/reconstruct.cuh).
+        if !(self.dry_tolerance.is_finite() && self.dry_tolerance >= MIN_DRY_TOLERANCE && self.dry_tolerance < 1.0) {
+            bail!(
+                "physics.dry_tolerance: expected a thickness in m in [{MIN_DRY_TOLERANCE:e}, 1), found {}",
+                self.dry_tolerance
+            );
         }
         if !(self.order == 1 || self.order == 2) {
             bail!(

@@ -23,6 +23,7 @@ static float __fmul_rn(float a, float b) { return a * b; }
 static double __dmul_rn(double a, double b) { return a * b; }
 static double __dsqrt_rn(double a) { return sqrt(a); }
 static float __fdiv_rn(float a, float b) { return a / b; }
+static float __fdividef(float a, float b) { return a / b; }
 static double __ddiv_rn(double a, double b) { return a / b; }
 static unsigned __float_as_uint(float x) { unsigned u; memcpy(&u, &x, 4); return u; }
 static long long __double_as_longlong(double x) { long long u; memcpy(&u, &x, 8); return u; }
