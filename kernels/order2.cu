@@ -362,9 +362,9 @@ extern __shared__ __align__(16) unsigned char pycno_tile_records[];
 #endif
 
 // TILE_BOUNDS: the tile kernel's register cap. In float32 at most 80 (__launch_bounds__(256,
-// 3): three blocks of 256 threads a multiprocessor, 20 bytes spilled), against the 96 the
+// 3): three blocks of 256 threads a multiprocessor, 12 bytes spilled), against the 96 the
 // compiler takes: 9% faster at 10^6 cells on an H200 (BENCHMARKS.md, issue 21; 64 spilled
-// 248 bytes and was slower). float64 (174 registers) is left to the compiler.
+// 228-252 bytes and was slower, twice). float64 (174 registers) is left to the compiler.
 #define PYCNO_ORDER2_KERNELS(T, SUFFIX, TILE_BOUNDS)                                                               \
     extern "C" __global__ void reconstruct_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, int begin,         \
                                                     int end, int want) {                                          \
