@@ -62,16 +62,21 @@ __device__ __forceinline__ unsigned long long global_ns() {
     return t;
 }
 
-// Wait until the word at `w` is at least `seq`; false if PEER_TIMEOUT_NS passed first.
-__device__ __forceinline__ bool wait_for(const unsigned long long* w, unsigned long long seq) {
+// Poll until ready() holds; false if PEER_TIMEOUT_NS passed first (a rank that died).
+template <typename F> __device__ __forceinline__ bool poll(F ready) {
     unsigned long long start = 0;
-    while (*(const volatile unsigned long long*)w < seq) {
+    while (!ready()) {
         unsigned long long now = global_ns();
         if (start == 0) start = now;
         else if (now - start > PEER_TIMEOUT_NS) return false;
         __nanosleep(100);
     }
     return true;
+}
+
+// Wait until the word at `w` is at least `seq`; false if PEER_TIMEOUT_NS passed first.
+__device__ __forceinline__ bool wait_for(const unsigned long long* w, unsigned long long seq) {
+    return poll([&] { return *(const volatile unsigned long long*)w >= seq; });
 }
 
 __device__ __forceinline__ unsigned long long* mailbox_word(const PeerArgs& p, int rank, long long word) {
@@ -234,16 +239,13 @@ __device__ __forceinline__ bool peer_reduce_wait(const PeerArgs& p, const unsign
     for (int r = 0; r < p.n_ranks; r++) {
         if (r == p.me) continue;
         const unsigned long long* slot = reduce_slot(boxes[p.me], r, pair);
-        unsigned long long lo, hi, start = 0;
-        for (;;) {
+        unsigned long long lo, hi;
+        bool answered = poll([&] {
             lo = load_acquire_sys(slot);
             hi = load_acquire_sys(slot + 1);
-            if ((lo >> PEER_TAG_SHIFT) == tag && (hi >> PEER_TAG_SHIFT) == tag) break;
-            unsigned long long now = global_ns();
-            if (start == 0) start = now;
-            else if (now - start > PEER_TIMEOUT_NS) return false;
-            __nanosleep(100);
-        }
+            return (lo >> PEER_TAG_SHIFT) == tag && (hi >> PEER_TAG_SHIFT) == tag;
+        });
+        if (!answered) return false;
         unsigned long long other = (lo & half) | ((hi & half) << 32);
         bits = other < bits ? other : bits;
         bad |= (lo >> 32) & 1ull;
