@@ -128,14 +128,17 @@ __device__ __forceinline__ void reconstruct_kernel(const V4<T>* __restrict__ v1,
 // either side writes the two quiet words of solver.cu: the CPU's edge_flux then takes
 // numerical_flux of those records, dry_flux's first return (all zeros, speed 0), which the
 // positivity check passes, so the zeros the quiet words stand for are the CPU's words bit for
-// bit (+0 for cell i, -0 = -(len * 0) for cell j, Z = 0). The stores take their places from
-// again() (ec once more): the tile kernel reads it from shared memory again rather than keep it
-// through the flux, where the register cap would spill it.
-template <typename T, typename Again>
+// bit (+0 for cell i, -0 = -(len * 0) for cell j, Z = 0). The words go to put(ec, side, quiet,
+// w1, w2): cell i's (side 0) and cell j's (side 1, none at a boundary) slot words, w2 the
+// layer-2 word (a quiet edge's: the zeros its quiet w1 stands for); acc_put stores them. The
+// stores take the edge's entry from again() (ec once more): the tile kernel reads it from
+// shared memory again rather than keep it through the flux, where the register cap would spill
+// it.
+template <typename T, typename Again, typename Put>
 __device__ __forceinline__ bool edge2_at(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2, int4 ec,
                                          V2<T> nl, const Boundary<T>* __restrict__ boundaries, const V4<T>* fi_rec,
-                                         const V4<T>* fj_rec, T di, T dj, V4<T>* __restrict__ acc, long long stride,
-                                         const Model<T>& m, T t, Again again) {
+                                         const V4<T>* fj_rec, T di, T dj, const Model<T>& m, T t, Again again,
+                                         Put put) {
     T len = rt_sqrt(nl.x * nl.x + nl.y * nl.y);
     T nx = nl.x / len, ny = nl.y / len;
     V4<T> a1 = fi_rec[2 * ec.z], a2 = fi_rec[2 * ec.z + 1];
@@ -155,24 +158,33 @@ __device__ __forceinline__ bool edge2_at(const V4<T>* __restrict__ v1, const V4<
     }
     ec = again();
     if (quiet) {
-        V4<T> qa = {T(0), T(0), T(0), T(-1)};
-        V4<T> qc = {-T(0), -T(0), -T(0), T(-1)};
-        acc[(2 * ec.z) * stride + ec.x] = qa;
-        acc[(2 * ec.w) * stride + ec.y] = qc;
+        V4<T> qa = {T(0), T(0), T(0), T(-1)}, qb = {T(0), T(0), T(0), T(0)};
+        V4<T> qc = {-T(0), -T(0), -T(0), T(-1)}, qd = {-T(0), -T(0), -T(0), T(0)};
+        put(ec, 0, true, qa, qb);
+        put(ec, 1, true, qc, qd);
         return false;
     }
     T z = len * f.speed;
     V4<T> wa = {len * f.i[0], len * f.i[1], len * f.i[2], z};
     V4<T> wb = {len * f.i[3], len * f.i[4], len * f.i[5], T(0)};
-    acc[(2 * ec.z) * stride + ec.x] = wa;
-    acc[(2 * ec.z + 1) * stride + ec.x] = wb;
+    put(ec, 0, false, wa, wb);
     if (ec.y >= 0) {
         V4<T> wc = {-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z};
         V4<T> wd = {-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T(0)};
-        acc[(2 * ec.w) * stride + ec.y] = wc;
-        acc[(2 * ec.w + 1) * stride + ec.y] = wd;
+        put(ec, 1, false, wc, wd);
     }
     return f.fallback;
+}
+
+// Edge ec's words for its side `side` (0: cell ec.x at slot ec.z, 1: ec.y at ec.w) in the
+// accumulators: the layer-1 word, and the layer-2 word unless the slot is quiet (its Z = -1
+// stands for it, solver.cu).
+template <typename T>
+__device__ __forceinline__ void acc_put(V4<T>* __restrict__ acc, long long stride, int4 ec, int side, bool quiet,
+                                        const V4<T>& w1, const V4<T>& w2) {
+    int cell = side == 0 ? ec.x : ec.y, slot = side == 0 ? ec.z : ec.w;
+    acc[(2 * slot) * stride + cell] = w1;
+    if (!quiet) acc[(2 * slot + 1) * stride + cell] = w2;
 }
 
 // One thread per edge of e_begin..e_end between the face records of the reconstruction
@@ -190,11 +202,104 @@ __device__ __forceinline__ void edge2_kernel(const V4<T>* __restrict__ v1, const
         int4 ec = ecells[e];
         const V4<T>* fj = faces + 6 * (long long)(ec.y < 0 ? ec.x : ec.y);
         T dj = ec.y < 0 ? T(0) : depth[ec.y];
-        fallback = edge2_at(v1, v2, ec, enormal[e], boundaries, faces + 6 * (long long)ec.x, fj, depth[ec.x], dj, acc,
-                            stride, m, t, [&]() { return ec; });
+        fallback = edge2_at(
+            v1, v2, ec, enormal[e], boundaries, faces + 6 * (long long)ec.x, fj, depth[ec.x], dj, m, t,
+            [&]() { return ec; },
+            [&](int4 at, int side, bool quiet, const V4<T>& w1, const V4<T>& w2) {
+                acc_put(acc, stride, at, side, quiet, w1, w2);
+            });
     }
     unsigned int k = __popc(__ballot_sync(0xffffffffu, fallback));
     if ((threadIdx.x & 31) == 0 && k != 0) atomicAdd(&scratch[2], (unsigned long long)k);
+}
+
+// The three slots' words of a cell summed as the CPU and update_state sum them, (slot 0 +
+// slot 1) + slot 2, with their Z as the time step sums them (cell_dt_bits: slot_z of each).
+template <typename T> __device__ __forceinline__ V4<T> slot_sum(const V4<T>& x, const V4<T>& y, const V4<T>& z) {
+    V4<T> s = {x.x + y.x + z.x, x.y + y.y + z.y, x.z + y.z + z.z, slot_z(x.w) + slot_z(y.w) + slot_z(z.w)};
+    return s;
+}
+
+// A stage's update of cell c (CpuBackend::stage_update at order 2) from its stored state (a,
+// b), low parts l, its slots' layer-1 and layer-2 words summed (s1, s2: slot_sum) and its
+// cell-interior term e: the first order's update with the interior term added to the momenta's
+// sums, then the sources (SOURCES: only where the model has some); at the second stage
+// (second != 0), Heun's average with the step's start (W_n + W**)/2 as W_n plus half the
+// difference, the thickness deviations with their low parts by add_compensated, so that a cell
+// at rest keeps its numbers bit for bit; then settle. The step's start is read from (o1, o2,
+// olo) at c, and the new state written there; false if it is not admissible.
+//
+// Every product and sum is explicitly rounded (no fused multiply-add): both the update kernel
+// and the tile kernel that finishes a cell (tile2_kernel) run this, and where a cell is
+// finished depends on the tiles, which change with the rank count; contracted, the compiler
+// fuses differently in the two kernels and N ranks would no longer equal 1 rank bit for bit.
+// The CPU rounds each operation too, so the bits are the CPU's (tests/kernels_host.rs).
+template <typename T, bool SOURCES>
+__device__ __forceinline__ bool update2_cell(V4<T> a, V4<T> b, V2<T> l, const V4<T>& s1, const V4<T>& s2,
+                                             const V4<T>& e, const Model<T>& m, T dt, T coriolis, int second,
+                                             V4<T>* __restrict__ o1, V4<T>* __restrict__ o2,
+                                             V2<T>* __restrict__ olo, int c) {
+    T k = div_rn(dt, b.w);
+    // The thicknesses exactly as in the first-order update (no interior term: it has no mass
+    // rows), the momenta with the interior term.
+    add_compensated(a.x, l.x, -mul_rn(k, s1.x), a.x, l.x);
+    add_compensated(b.x, l.y, -mul_rn(k, s2.x), b.x, l.y);
+    a.y = sub_rn(a.y, mul_rn(k, add_rn(s1.y, e.x)));
+    a.z = sub_rn(a.z, mul_rn(k, add_rn(s1.z, e.y)));
+    b.y = sub_rn(b.y, mul_rn(k, add_rn(s2.y, e.z)));
+    b.z = sub_rn(b.z, mul_rn(k, add_rn(s2.z, e.w)));
+    Side<T> s = load_side(a, b);
+    if (SOURCES && has_sources(m)) source_at(m, s, dt, coriolis);
+    if (second) {
+        // The step's start W_n (these buffers), and Heun's average with it.
+        V4<T> sa = o1[c], sb = o2[c];
+        V2<T> sl = olo[c];
+        Side<T> st = load_side(sa, sb);
+        const T half = T(0.5);
+        T inc1 = mul_rn(half, add_rn(sub_rn(s.d1, st.d1), sub_rn(l.x, sl.x)));
+        T inc2 = mul_rn(half, add_rn(sub_rn(s.d2, st.d2), sub_rn(l.y, sl.y)));
+        add_compensated(st.d1, sl.x, inc1, s.d1, l.x);
+        add_compensated(st.d2, sl.y, inc2, s.d2, l.y);
+        s.q1x = add_rn(st.q1x, mul_rn(half, sub_rn(s.q1x, st.q1x)));
+        s.q1y = add_rn(st.q1y, mul_rn(half, sub_rn(s.q1y, st.q1y)));
+        s.q2x = add_rn(st.q2x, mul_rn(half, sub_rn(s.q2x, st.q2x)));
+        s.q2y = add_rn(st.q2y, mul_rn(half, sub_rn(s.q2y, st.q2y)));
+    }
+    // Vanishing layers and the admissibility check (wetdry.cuh).
+    bool ok = settle(m, s, l.x, l.y);
+    a.x = s.d1; a.y = s.q1x; a.z = s.q1y;
+    b.x = s.d2; b.y = s.q2x; b.z = s.q2y;
+    o1[c] = a;
+    o2[c] = b;
+    olo[c] = l;
+    return ok;
+}
+
+// A stage's update, one thread per cell (update2_cell): reads (v1, v2, lo), writes (o1, o2,
+// olo); at the second stage it first reads the step's start from (o1, o2, olo), each thread its
+// own cell's words (so o1, o2, olo are one pointer each, read and written). The cells are the
+// first n owned ones, or with `rest` the n cells listed there: at the second stage of the
+// device-resident steps, those the tiles do not finish (tile2_kernel), so that no thread of
+// the sweep waits on a cell that is done.
+template <typename T>
+__device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
+                                               const V2<T>* __restrict__ lo, V4<T>* __restrict__ o1,
+                                               V4<T>* __restrict__ o2, V2<T>* __restrict__ olo,
+                                               const V4<T>* __restrict__ acc, const V4<T>* __restrict__ interior,
+                                               long long stride, int n, const Model<T>& m, T dt,
+                                               unsigned long long* __restrict__ scratch,
+                                               const T* __restrict__ coriolis, int second,
+                                               const int* __restrict__ rest) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
+    if (i >= n) return;
+    int c = rest != nullptr ? rest[i] : i;
+    V4<T> s0 = acc[c], s2 = acc[2 * stride + c], s4 = acc[4 * stride + c];
+    V4<T> t1 = layer2_word(acc, s0, stride + c), t3 = layer2_word(acc, s2, 3 * stride + c),
+          t5 = layer2_word(acc, s4, 5 * stride + c);
+    bool ok = update2_cell<T, true>(v1[c], v2[c], lo[c], slot_sum(s0, s2, s4), slot_sum(t1, t3, t5), interior[c], m,
+                                    dt, cell_coriolis(m, coriolis, c), second, o1, o2, olo, c);
+    if (!ok) atomicOr(&scratch[1], 1ull);
 }
 
 // Copies of 4, 8 or 16 bytes from device memory to shared memory that go on while the thread
@@ -237,6 +342,13 @@ template <typename T> struct TileArrays {
     const V2<T>* tnl;   // its normal times length, as enormal
     int cap;            // places per tile, the block's threads on a GPU
 };
+// A cell the tile finishes (src/solver/cuda/tiles.rs, Tiles::finishing): an owned cell whose
+// three edges are all in the tile. Marked in its entry of `cells` (x) and in the places of
+// `tloc` that point at it.
+#define TILE_FINISHED_CELL (1 << 30)
+#define TILE_CELL_MASK (TILE_FINISHED_CELL - 1)
+#define TILE_FINISHED_PLACE (1 << 16)
+#define TILE_PLACE_MASK (TILE_FINISHED_PLACE - 1)
 // The places of a tile a thread takes: its own on a GPU (a tile has as many places as its block
 // has threads, src/solver/cuda/order2.rs), so no loop counter or sum lives across the flux
 // (under the register cap they were spilled, and their reloads were 8% of the kernel's stall
@@ -248,20 +360,28 @@ template <typename F> __device__ __forceinline__ void each_place(int cap, F f) {
     if ((int)threadIdx.x < cap) f((int)threadIdx.x);
 #endif
 }
-template <typename T>
-__device__ __forceinline__ void tile2_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
-                                             const Boundary<T>* __restrict__ boundaries, const Order2Arrays<T>& o,
-                                             const TileArrays<T>& ta, V4<T>* __restrict__ acc, long long stride,
-                                             int tile, const Model<T>& m, T t,
-                                             unsigned long long* __restrict__ scratch, unsigned char* shared) {
+
+// FINISH (the device-resident steps' second stage, where the model has no sources): the tile
+// also finishes the cells marked in it. A finished cell's edges put their words in shared
+// memory instead of the accumulators, its interior term stays there too, and after a second
+// barrier the tile sums its slots and does its update (update2_cell, Heun's step dt); the
+// update kernel then takes only the other cells (its `rest`). That drops the accumulator words
+// the update would read back, and the update's sweep over every cell (BENCHMARKS.md, issue
+// 21). A separate instantiation: the register cap holds for the flux with or without it.
+template <typename T, bool FINISH>
+__device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arrays<T>& o, const TileArrays<T>& ta,
+                                             int tile, const Model<T>& m, T t, T dt, unsigned char* shared) {
     // Shared memory (tile_shared_bytes in src/solver/cuda/order2.rs): per place the records
-    // of a cell, the edge entries, the depth of the cell.
+    // of a cell, the edge entries, the depth of the cell; with FINISH, a finished cell's slot
+    // words and interior term.
     const int cap = ta.cap;
     V4<T>* records = reinterpret_cast<V4<T>*>(shared);
     int4* s_tec = reinterpret_cast<int4*>(records + 6 * cap);
     int2* s_tloc = reinterpret_cast<int2*>(s_tec + cap);
     V2<T>* s_tnl = reinterpret_cast<V2<T>*>(s_tloc + cap);
     T* s_depth = reinterpret_cast<T*>(s_tnl + cap);
+    V4<T>* slots = reinterpret_cast<V4<T>*>(s_depth + cap);
+    V4<T>* s_int = slots + 6 * cap;
     const long long base = (long long)tile * cap;
     each_place(cap, [&](int q) {
         copy_async(&s_tec[q], &ta.tec[base + q]);
@@ -272,8 +392,9 @@ __device__ __forceinline__ void tile2_kernel(const V4<T>* __restrict__ v1, const
         int4 cc = ta.cells[base + k];
         if (cc.x < 0) return;
         int around[3] = {cc.y, cc.z, cc.w};
-        s_depth[k] = reconstruct_cell(v1, v2, o.wr, o.ln, o.n_cells, cc.x, around, m, records + 6 * k,
-                                      o.interior + cc.x);
+        int c = cc.x & TILE_CELL_MASK;
+        V4<T>* in = FINISH && (cc.x & TILE_FINISHED_CELL) != 0 ? s_int + k : o.interior + c;
+        s_depth[k] = reconstruct_cell(a.v1, a.v2, o.wr, o.ln, o.n_cells, c, around, m, records + 6 * k, in);
     });
     copy_async_wait();
     __syncthreads();
@@ -282,75 +403,40 @@ __device__ __forceinline__ void tile2_kernel(const V4<T>* __restrict__ v1, const
         int4 ec = s_tec[q];
         if (ec.x < 0) return;
         int2 p = s_tloc[q];
+        int pi = p.x & TILE_PLACE_MASK, pj = p.y & TILE_PLACE_MASK;
         auto again = [&]() {
             const volatile int* e = reinterpret_cast<const volatile int*>(&s_tec[q]);
             int4 r = {e[0], e[1], e[2], e[3]};
             return r;
         };
-        if (edge2_at(v1, v2, ec, s_tnl[q], boundaries, records + 6 * p.x, records + 6 * p.y, s_depth[p.x],
-                     s_depth[p.y], acc, stride, m, t, again))
-            atomicAdd(&scratch[2], 1ull);
+        auto put = [&](int4 at, int side, bool quiet, const V4<T>& w1, const V4<T>& w2) {
+            if (FINISH) {
+                // The place, read again from shared memory too.
+                int l = reinterpret_cast<const volatile int*>(&s_tloc[q])[side];
+                if ((l & TILE_FINISHED_PLACE) != 0) {
+                    V4<T>* w = slots + 6 * (l & TILE_PLACE_MASK) + 2 * (side == 0 ? at.z : at.w);
+                    w[0] = w1;
+                    w[1] = w2;
+                    return;
+                }
+            }
+            acc_put(a.acc, a.stride, at, side, quiet, w1, w2);
+        };
+        if (edge2_at(a.v1, a.v2, ec, s_tnl[q], a.boundaries, records + 6 * pi, records + 6 * pj, s_depth[pi],
+                     s_depth[pj], m, t, again, put))
+            atomicAdd(&a.scratch[2], 1ull);
     });
-}
-
-// A stage's update (CpuBackend::stage_update at order 2): the first order's update of
-// solver.cu with the cell-interior term added to the momenta's sums, then the sources; at the
-// second stage (second != 0), Heun's average with the step's start (W_n + W**)/2 as W_n plus
-// half the difference, the thickness deviations with their low parts by add_compensated, so
-// that a cell at rest keeps its numbers bit for bit; then settle. Reads (v1, v2, lo), writes
-// (o1, o2, olo); at the second stage it first reads the step's start from (o1, o2, olo), each
-// thread its own cell's words (so o1, o2, olo are one pointer each, read and written).
-template <typename T>
-__device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
-                                               const V2<T>* __restrict__ lo, V4<T>* __restrict__ o1,
-                                               V4<T>* __restrict__ o2, V2<T>* __restrict__ olo,
-                                               const V4<T>* __restrict__ acc, const V4<T>* __restrict__ interior,
-                                               long long stride, int n, const Model<T>& m, T dt,
-                                               unsigned long long* __restrict__ scratch,
-                                               const T* __restrict__ coriolis, int second) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
-    if (c >= n) return;
-    V4<T> a = v1[c], b = v2[c];
-    V2<T> l = lo[c];
-    V4<T> s0 = acc[c], s2 = acc[2 * stride + c], s4 = acc[4 * stride + c];
-    V4<T> t1 = layer2_word(acc, s0, stride + c), t3 = layer2_word(acc, s2, 3 * stride + c),
-          t5 = layer2_word(acc, s4, 5 * stride + c);
-    V4<T> e = interior[c];
-    T k = div_rn(dt, b.w);
-    // Slots summed (0 + 1) + 2, then the interior term, as on the CPU; the thicknesses exactly
-    // as in the first-order update (no interior term: it has no mass rows).
-    add_compensated(a.x, l.x, -mul_rn(k, s0.x + s2.x + s4.x), a.x, l.x);
-    add_compensated(b.x, l.y, -mul_rn(k, t1.x + t3.x + t5.x), b.x, l.y);
-    a.y = a.y - k * ((s0.y + s2.y + s4.y) + e.x);
-    a.z = a.z - k * ((s0.z + s2.z + s4.z) + e.y);
-    b.y = b.y - k * ((t1.y + t3.y + t5.y) + e.z);
-    b.z = b.z - k * ((t1.z + t3.z + t5.z) + e.w);
-    Side<T> s = load_side(a, b);
-    if (has_sources(m)) source_at(m, s, dt, cell_coriolis(m, coriolis, c));
-    if (second) {
-        // The step's start W_n (these buffers), and Heun's average with it.
-        V4<T> sa = o1[c], sb = o2[c];
-        V2<T> sl = olo[c];
-        Side<T> st = load_side(sa, sb);
-        const T half = T(0.5);
-        T inc1 = mul_rn(half, add_rn(sub_rn(s.d1, st.d1), sub_rn(l.x, sl.x)));
-        T inc2 = mul_rn(half, add_rn(sub_rn(s.d2, st.d2), sub_rn(l.y, sl.y)));
-        add_compensated(st.d1, sl.x, inc1, s.d1, l.x);
-        add_compensated(st.d2, sl.y, inc2, s.d2, l.y);
-        s.q1x = st.q1x + half * (s.q1x - st.q1x);
-        s.q1y = st.q1y + half * (s.q1y - st.q1y);
-        s.q2x = st.q2x + half * (s.q2x - st.q2x);
-        s.q2y = st.q2y + half * (s.q2y - st.q2y);
-    }
-    // Vanishing layers and the admissibility check (wetdry.cuh).
-    bool ok = settle(m, s, l.x, l.y);
-    a.x = s.d1; a.y = s.q1x; a.z = s.q1y;
-    b.x = s.d2; b.y = s.q2x; b.z = s.q2y;
-    o1[c] = a;
-    o2[c] = b;
-    olo[c] = l;
-    if (!ok) atomicOr(&scratch[1], 1ull);
+    if (!FINISH) return;
+    __syncthreads();
+    each_place(cap, [&](int k) {
+        int x = ta.cells[base + k].x;
+        if (x < 0 || (x & TILE_FINISHED_CELL) == 0) return;
+        int c = x & TILE_CELL_MASK;
+        const V4<T>* w = slots + 6 * k;
+        if (!update2_cell<T, false>(a.v1[c], a.v2[c], a.lo[c], slot_sum(w[0], w[2], w[4]), slot_sum(w[1], w[3], w[5]),
+                                    s_int[k], m, dt, T(0), 1, a.o1, a.o2, a.olo, c))
+            atomicOr(&a.scratch[1], 1ull);
+    });
 }
 
 // The tile kernel's records: dynamic shared memory (the host program of tests/kernels_host.rs
@@ -379,12 +465,20 @@ extern __shared__ __align__(16) unsigned char pycno_tile_records[];
     /* Tiles tile_begin.. (one block each), dynamic shared memory as tile2_kernel lays it out. */             \
     extern "C" __global__ void TILE_BOUNDS tile2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta,     \
                                                           Model<T> m, int tile_begin, T t) {                      \
-        tile2_kernel<T>(a.v1, a.v2, a.boundaries, o, ta, a.acc, a.stride, tile_begin + blockIdx.x, m, t,         \
-                        a.scratch, pycno_tile_records);                                                           \
+        tile2_kernel<T, false>(a, o, ta, tile_begin + blockIdx.x, m, t, T(0), pycno_tile_records);                \
     }                                                                                                             \
-    extern "C" __global__ void update2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, T dt, int second) {   \
-        update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride, a.n_owned, m, dt,     \
-                          a.scratch, a.coriolis, second);                                                         \
+    /* Tiles finishing their cells with the step dt (the device-resident steps' second stage has it in */       \
+    /* resident.cu; here for tests/kernels_host.rs). */                                                          \
+    extern "C" __global__ void TILE_BOUNDS tile2_finish_##SUFFIX(Arrays<T> a, Order2Arrays<T> o,                \
+                                                                 TileArrays<T> ta, Model<T> m, int tile_begin, T t,\
+                                                                 T dt) {                                          \
+        tile2_kernel<T, true>(a, o, ta, tile_begin + blockIdx.x, m, t, dt, pycno_tile_records);                   \
+    }                                                                                                             \
+    /* rest: the n_rest cells to update (null: every owned cell). */                                             \
+    extern "C" __global__ void update2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, T dt, int second,     \
+                                                const int* rest, int n_rest) {                                    \
+        update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride,                       \
+                          rest ? n_rest : a.n_owned, m, dt, a.scratch, a.coriolis, second, rest);                 \
     }
 
 PYCNO_ORDER2_KERNELS(float, f32, __launch_bounds__(256, 3))

@@ -240,17 +240,27 @@ template <typename T> __device__ __forceinline__ T stage_time(const Control* c, 
         pdl_trigger(early);                                                                                       \
         if (!stage_runs(c, k, stage)) return;                                                                     \
         T t = stage_time<T>(c, stage);                                                                            \
-        tile2_kernel<T>(a.v1, a.v2, a.boundaries, o, ta, a.acc, a.stride, tile_begin + blockIdx.x, m, t,         \
-                        a.scratch, pycno_tile_records);                                                           \
+        tile2_kernel<T, false>(a, o, ta, tile_begin + blockIdx.x, m, t, T(0), pycno_tile_records);                \
     }                                                                                                             \
-    extern "C" __global__ void update2_resident_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m,            \
-                                                          const Control* c, unsigned long long k, int second,     \
-                                                          int early) {                                            \
+    /* The second stage's tiles finishing their cells (order2.cu), with the step's dt. */                       \
+    extern "C" __global__ void TILE_BOUNDS tile2_finish_resident_##SUFFIX(                                       \
+        Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta, Model<T> m, int tile_begin, const Control* c,          \
+        unsigned long long k, int early) {                                                                        \
         pdl_wait();                                                                                               \
         pdl_trigger(early);                                                                                       \
         if (!stage_runs(c, k, 1)) return;                                                                         \
-        update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride, a.n_owned, m,         \
-                          (T)c->dt, a.scratch, a.coriolis, second);                                               \
+        T t = stage_time<T>(c, 1);                                                                                \
+        tile2_kernel<T, true>(a, o, ta, tile_begin + blockIdx.x, m, t, (T)c->dt, pycno_tile_records);             \
+    }                                                                                                             \
+    /* rest: the n_rest cells to update (null: every owned cell; order2.cu). */                                  \
+    extern "C" __global__ void update2_resident_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m,            \
+                                                          const Control* c, unsigned long long k, int second,     \
+                                                          const int* rest, int n_rest, int early) {               \
+        pdl_wait();                                                                                               \
+        pdl_trigger(early);                                                                                       \
+        if (!stage_runs(c, k, 1)) return;                                                                         \
+        update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride,                       \
+                          rest ? n_rest : a.n_owned, m, (T)c->dt, a.scratch, a.coriolis, second, rest);           \
     }
 
 PYCNO_RESIDENT2(float, f32, __launch_bounds__(256, 3))

@@ -38,6 +38,8 @@ fn every_kernel_compiles_for_hopper_and_ampere() {
             "update2_resident",
             "tile2",
             "tile2_resident",
+            "tile2_finish",
+            "tile2_finish_resident",
             "probe_eigenvalues",
             "probe_flux",
             "probe_boundary",

@@ -91,8 +91,18 @@ fn compare<T: Real>(exe: &Path, dir: &Path, name: &str, s: &Scenario, steps: u64
     w("ln.bin", bytes(&ln));
     w("depth.bin", bytes(&lay.v1.iter().map(|r| r[3]).collect::<Vec<T>>()));
     // Tiles of at most 64 edges and cells (many tiles, many cells in two), as order2.rs
-    // makes them for a rank holding the whole mesh.
-    let tiles = Tiles::build(&lay.edge_cells, &lay.edge_normal, &lay.across, &[0, lay.n_inner_edges, ne], 64);
+    // makes them for a rank holding the whole mesh, with the cells they finish marked (the
+    // marks change nothing where the tiles finish nothing).
+    let mut tiles = Tiles::build(&lay.edge_cells, &lay.edge_normal, &lay.across, &[0, lay.n_inner_edges, ne], 64);
+    let finished = tiles.finishing(nc, n);
+    let n_finished = finished.iter().filter(|&&f| f == 1).count();
+    // The meshes here have interior cells whose edges are all in one tile: a test of the
+    // finishing that finished nothing would pass on its own.
+    assert!(n_finished > n / 10, "{name}: only {n_finished} of {n} cells finished by their tiles");
+    eprintln!("{name}: {n_finished} of {n} cells finished by their tiles");
+    // The cells the second stage's update takes (src/solver/cuda/order2.rs).
+    let rest: Vec<i32> = (0..n as i32).filter(|&c| finished[c as usize] == 0).collect();
+    w("rest.bin", bytes(&rest));
     w("tcap.bin", bytes(&[tiles.cap as i32]));
     w("tcells.bin", bytes(&tiles.cells));
     w("tec.bin", bytes(&tiles.tec));
@@ -109,12 +119,14 @@ fn compare<T: Real>(exe: &Path, dir: &Path, name: &str, s: &Scenario, steps: u64
         Ok(())
     })
     .unwrap();
-    // The two kernels, then the tile kernel.
-    for mode in ["two kernels", "tiles"] {
+    // The two kernels, then the tile kernel, then the tile kernel finishing its cells at the
+    // second stage (as the device-resident steps, where the model has no sources).
+    assert!(!m.has_sources(), "{name}: the tiles finish cells only without sources");
+    for mode in ["two kernels", "tiles", "finish"] {
         let mut cmd = Command::new(exe);
         cmd.arg(dir).args([T::NAME, &steps.to_string(), &gamma]);
-        if mode == "tiles" {
-            cmd.arg("tiles");
+        if mode != "two kernels" {
+            cmd.arg(mode);
         }
         let out = cmd.output().unwrap();
         assert!(out.status.success(), "{name}: the host kernels failed: {}", String::from_utf8_lossy(&out.stderr));

@@ -1,10 +1,12 @@
 // The order-2 kernels of kernels/order2.cu (and the time step of solver.cu) run on the host,
 // one thread after another, over a layout that tests/kernels_host.rs writes into a
-// directory: `steps DIR f32|f64 STEPS GAMMA [tiles]` takes STEPS second-order steps as
+// directory: `steps DIR f32|f64 STEPS GAMMA [tiles|finish]` takes STEPS second-order steps as
 // src/solver/cuda/order2.rs launches them (reconstruct and edge2, or with `tiles` the tile
 // kernel over the tiles written there; dt at the first stage, update2, the buffer sets swapped
-// after each stage) and writes the state, the time steps, the flags, and the edge values of a
-// reconstruction of the final state.
+// after each stage; with `finish` the second stage's tiles finish the cells marked in them as
+// the device-resident steps of src/solver/cuda/resident.rs have them, and the update takes
+// only the cells of rest.bin) and writes the state, the time steps, the flags, and the edge
+// values of a reconstruction of the final state.
 #include "prelude.h"
 #include "kernels.cu"
 template <class T> std::vector<T> readv(const std::string& p) { FILE* f = fopen(p.c_str(), "rb"); fseek(f, 0, SEEK_END); long s = ftell(f); fseek(f, 0, SEEK_SET); std::vector<T> v(s / sizeof(T) + 1); fread(v.data(), 1, s, f); fclose(f); v.resize(s / sizeof(T)); return v; }
@@ -14,8 +16,10 @@ template <class T> void run(const std::string& d, int steps, double gamma,
                             void (*rec)(Arrays<T>, Order2Arrays<T>, Model<T>, int, int, int),
                             void (*edge)(Arrays<T>, Order2Arrays<T>, Model<T>, int, int, T),
                             void (*dtk)(Arrays<T>, T),
-                            void (*upd)(Arrays<T>, Order2Arrays<T>, Model<T>, T, int),
-                            void (*tile)(Arrays<T>, Order2Arrays<T>, TileArrays<T>, Model<T>, int, T), bool tiled) {
+                            void (*upd)(Arrays<T>, Order2Arrays<T>, Model<T>, T, int, const int*, int),
+                            void (*tile)(Arrays<T>, Order2Arrays<T>, TileArrays<T>, Model<T>, int, T),
+                            void (*tile_finish)(Arrays<T>, Order2Arrays<T>, TileArrays<T>, Model<T>, int, T, T),
+                            bool tiled, bool finish) {
     auto hdr = readv<long long>(d + "/hdr.bin");
     int nc = hdr[0], no = hdr[1], ne = hdr[2];
     auto mb = readv<char>(d + "/model.bin");
@@ -28,6 +32,7 @@ template <class T> void run(const std::string& d, int steps, double gamma,
     auto across = readv<int>(d + "/across.bin"); auto wr = readv<T>(d + "/wr.bin"); auto ln = readv<T>(d + "/ln.bin"); auto depth = readv<T>(d + "/depth.bin");
     auto recon = readv<unsigned char>(d + "/recon.bin");
     std::vector<int> tcells, tec, tloc; std::vector<T> tnl; int cap = 0;
+    std::vector<int> rest; if (finish) rest = readv<int>(d + "/rest.bin");
     if (tiled) { tcells = readv<int>(d + "/tcells.bin"); cap = readv<int>(d + "/tcap.bin")[0];
                  tec = readv<int>(d + "/tec.bin"); tloc = readv<int>(d + "/tloc.bin"); tnl = readv<T>(d + "/tnl.bin"); }
     TileArrays<T> ta = {(int4*)tcells.data(), (int4*)tec.data(), (int2*)tloc.data(), (V2<T>*)tnl.data(), cap};
@@ -43,7 +48,8 @@ template <class T> void run(const std::string& d, int steps, double gamma,
             Order2Arrays<T> o = {(V4<T>*)faces.data(), (V4<T>*)interior.data(), across.data(), (V4<T>*)wr.data(), (V2<T>*)ln.data(), depth.data(), recon.data(), nc};
             double te = stage == 0 ? t : t + dts.back();
             if (tiled) {
-                each<T>(ntiles, [&] { tile(a, o, ta, m, 0, (T)te); });
+                if (finish && stage == 1) each<T>(ntiles, [&] { tile_finish(a, o, ta, m, 0, (T)te, (T)dts.back()); });
+                else each<T>(ntiles, [&] { tile(a, o, ta, m, 0, (T)te); });
             } else {
                 each<T>(nc, [&] { rec(a, o, m, 0, nc, 3); });
                 each<T>(ne, [&] { edge(a, o, m, 0, ne, (T)te); });
@@ -53,7 +59,8 @@ template <class T> void run(const std::string& d, int steps, double gamma,
                 T dtv; if (sizeof(T) == 4) { unsigned u = (unsigned)scratch[0]; memcpy(&dtv, &u, 4); } else { memcpy(&dtv, &scratch[0], 8); }
                 dts.push_back((double)dtv);
             }
-            each<T>(no, [&] { upd(a, o, m, (T)dts.back(), stage); });
+            if (finish && stage == 1) each<T>((int)rest.size() > 0 ? (int)rest.size() : 1, [&] { upd(a, o, m, (T)dts.back(), stage, rest.data(), (int)rest.size()); });
+            else each<T>(no, [&] { upd(a, o, m, (T)dts.back(), stage, nullptr, 0); });
             std::swap(v1, o1); std::swap(v2, o2); std::swap(lo, olo);
         }
         t += dts.back();
@@ -73,7 +80,8 @@ template <class T> void run(const std::string& d, int steps, double gamma,
 }
 int main(int argc, char** argv) {
     std::string d = argv[1], p = argv[2]; int steps = atoi(argv[3]); double gamma = atof(argv[4]);
-    bool tiled = argc > 5 && std::string(argv[5]) == "tiles";
-    if (p == "f32") run<float>(d, steps, gamma, reconstruct_f32, edge2_f32, dt_f32, update2_f32, tile2_f32, tiled);
-    else run<double>(d, steps, gamma, reconstruct_f64, edge2_f64, dt_f64, update2_f64, tile2_f64, tiled);
+    std::string mode = argc > 5 ? argv[5] : "";
+    bool finish = mode == "finish", tiled = finish || mode == "tiles";
+    if (p == "f32") run<float>(d, steps, gamma, reconstruct_f32, edge2_f32, dt_f32, update2_f32, tile2_f32, tile2_finish_f32, tiled, finish);
+    else run<double>(d, steps, gamma, reconstruct_f64, edge2_f64, dt_f64, update2_f64, tile2_f64, tile2_finish_f64, tiled, finish);
 }

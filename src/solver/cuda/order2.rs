@@ -18,6 +18,7 @@ use super::{timing, CudaBackend};
 use crate::solver::backend::{Cells, StepContext};
 use crate::solver::layout::{reconstruction_sets, Layout};
 use anyhow::{bail, Context, Result};
+use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchConfig, PushKernelArg};
 use std::ops::Range;
 
@@ -54,20 +55,39 @@ unsafe impl DeviceRepr for TileDevice {}
 /// kernel's register cap is for blocks of 256, `kernels/order2.cu`), 128 in float64 where
 /// tiles are asked for (174 registers a thread: two blocks a multiprocessor).
 /// `PYCNO_TILE_THREADS` to try others (a multiple of 32, at most 256: the kernel's bound, and
-/// whose shared memory fits the 48 KB a block gets without asking: at most 192 in float64).
+/// whose shared memory fits 99 KB, what a block may ask for on every GPU from sm_80 on).
 fn tile_threads(float_bytes: usize) -> usize {
     std::env::var("PYCNO_TILE_THREADS")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
-        .filter(|&n| (32..=256).contains(&n) && n % 32 == 0 && tile_shared_bytes(n, float_bytes) <= 48 << 10)
+        .filter(|&n| (32..=256).contains(&n) && n % 32 == 0 && tile_shared_bytes(n, float_bytes, true) <= 99 << 10)
         .unwrap_or(if float_bytes == 4 { 256 } else { 128 })
 }
 
 /// The tile kernel's shared memory for tiles of `cap` places (`tile2_kernel` in
 /// `kernels/order2.cu` lays it out): per place a cell's six records and its depth, and an
-/// edge's entries (int4, int2 and two floats).
-fn tile_shared_bytes(cap: usize, float_bytes: usize) -> usize {
-    cap * (6 * 4 * float_bytes + float_bytes + 16 + 8 + 2 * float_bytes)
+/// edge's entries (int4, int2 and two floats); where the tile finishes its cells (`finish`),
+/// a finished cell's six slot words and its interior term too (62 KB in float32, over the 48 KB
+/// a block gets without asking: `allow_tile_shared`).
+fn tile_shared_bytes(cap: usize, float_bytes: usize, finish: bool) -> usize {
+    let slots = if finish { 7 * 4 * float_bytes } else { 0 };
+    cap * (6 * 4 * float_bytes + float_bytes + 16 + 8 + 2 * float_bytes + slots)
+}
+
+/// Lets the tile kernel `f` that finishes cells (`tile2_finish_resident`, of floats of
+/// `float_bytes`) take the shared memory it needs (`tile_shared_bytes`).
+pub(super) fn allow_tile_shared(f: &CudaFunction, float_bytes: usize) -> Result<()> {
+    let bytes = tile_shared_bytes(tile_threads(float_bytes), float_bytes, true);
+    f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+        .with_context(|| format!("the tile kernel cannot have {bytes} bytes of shared memory"))
+}
+
+/// Whether the device-resident steps' tiles finish the cells whose edges they all hold at the
+/// second stage (`Tiles::finishing`, `tile2_kernel` in `kernels/order2.cu`): on unless
+/// `PYCNO_TILE_FINISH=0`, for models without sources (the update kernel applies those). The
+/// results are the same bits either way (`tests/gpu.rs`).
+fn finish_on() -> bool {
+    std::env::var("PYCNO_TILE_FINISH").as_deref() != Ok("0")
 }
 
 /// Whether the reconstruction and the edge pass run as one kernel over tiles (`tile2`) or as
@@ -92,6 +112,9 @@ struct DeviceTiles<T> {
     tnl: CudaSlice<T>,
     cover: TileCover,
     threads: usize,
+    /// Where the tiles finish cells (`finish_on`): the owned cells they do not finish
+    /// (`Tiles::finishing`), which the second stage's update takes, and how many.
+    rest: Option<(CudaSlice<i32>, usize)>,
 }
 
 impl<T: CudaReal> DeviceTiles<T> {
@@ -104,12 +127,13 @@ impl<T: CudaReal> DeviceTiles<T> {
             cap: self.threads as i32,
         }
     }
-    /// The launch of tiles `tiles`: a block each, its records in dynamic shared memory.
-    fn config(&self, tiles: &Range<usize>) -> LaunchConfig {
+    /// The launch of tiles `tiles`: a block each, its records in dynamic shared memory (and
+    /// the finished cells' slot words where it finishes them).
+    fn config(&self, tiles: &Range<usize>, finish: bool) -> LaunchConfig {
         LaunchConfig {
             grid_dim: (tiles.len() as u32, 1, 1),
             block_dim: (self.threads as u32, 1, 1),
-            shared_mem_bytes: tile_shared_bytes(self.threads, std::mem::size_of::<T>()) as u32,
+            shared_mem_bytes: tile_shared_bytes(self.threads, std::mem::size_of::<T>(), finish) as u32,
         }
     }
 }
@@ -219,7 +243,11 @@ impl<T: CudaReal> CudaBackend<T> {
         let tiles = if tiles_on(std::mem::size_of::<T>()) {
             let threads = tile_threads(std::mem::size_of::<T>());
             let splits = [0, lay.n_inner_edges.min(self.n_edges), self.n_edges];
-            let plan = Tiles::build(&lay.edge_cells, &lay.edge_normal, &lay.across[..cells], &splits, threads);
+            let mut plan = Tiles::build(&lay.edge_cells, &lay.edge_normal, &lay.across[..cells], &splits, threads);
+            let rest = (finish_on() && !self.model.has_sources()).then(|| {
+                let finished = plan.finishing(cells, n);
+                (0..n as i32).filter(|&c| finished[c as usize] == 0).collect::<Vec<i32>>()
+            });
             // At least one element each: no allocation may be empty.
             let ints =
                 |v: &[i32]| s.clone_htod(if v.is_empty() { &[0][..] } else { v }).map_err(|e| up("the tiles", e));
@@ -231,6 +259,7 @@ impl<T: CudaReal> CudaBackend<T> {
                 tnl: s.clone_htod(&tnl).map_err(|e| up("the tiles", e))?,
                 cover: plan.cover,
                 threads,
+                rest: rest.map(|r| Ok::<_, anyhow::Error>((ints(&r)?, r.len()))).transpose()?,
             })
         } else {
             None
@@ -263,15 +292,27 @@ impl<T: CudaReal> CudaBackend<T> {
     }
 
     /// The tiles covering the edges `edges` as the tile kernel takes them (arrays, launch,
-    /// first tile), or None where the reconstruction and the edge pass are two kernels.
-    pub(super) fn order2_tiles(&self, edges: Range<usize>) -> Result<Option<(TileDevice, LaunchConfig, i32)>> {
+    /// first tile), or None where the reconstruction and the edge pass are two kernels; `finish`:
+    /// for the launch that finishes cells (`order2_rest`).
+    pub(super) fn order2_tiles(
+        &self,
+        edges: Range<usize>,
+        finish: bool,
+    ) -> Result<Option<(TileDevice, LaunchConfig, i32)>> {
         let Some(tiles) = &self.order2().tiles else {
             return Ok(None);
         };
         let Some(run) = tiles.cover.covering(&edges) else {
             bail!("second order on {}: no tiles cover the edges {edges:?}", self.device);
         };
-        Ok(Some((tiles.device(&self.stream), tiles.config(&run), run.start as i32)))
+        Ok(Some((tiles.device(&self.stream), tiles.config(&run, finish), run.start as i32)))
+    }
+
+    /// Where the tiles finish cells at the second stage (device-resident steps): the cells
+    /// the update then takes, as a device address and a count.
+    pub(super) fn order2_rest(&self) -> Option<(u64, usize)> {
+        let tiles = self.order2().tiles.as_ref()?;
+        tiles.rest.as_ref().map(|(r, n)| (address(r, &self.stream), *n))
     }
 
     /// The cells a reconstruction of `cells` goes over and the set bits it wants
@@ -308,7 +349,7 @@ impl<T: CudaReal> CudaBackend<T> {
     /// The edge pass over `edges` at time `t`, between the cells' reconstructed edge values.
     pub(super) fn order2_edges(&mut self, edges: Range<usize>, t: f64) -> Result<()> {
         let (a, o, m, t) = (self.arrays(), self.order2().device(&self.stream), self.model, T::c(t));
-        if let Some((ta, cfg, first)) = self.order2_tiles(edges.clone())? {
+        if let Some((ta, cfg, first)) = self.order2_tiles(edges.clone(), false)? {
             if cfg.grid_dim.0 == 0 {
                 return Ok(());
             }
@@ -335,9 +376,11 @@ impl<T: CudaReal> CudaBackend<T> {
         // Heun's average of the two stages' boundary fluxes: half the step each (as the CPU).
         self.launch_budget(0.5 * dt.f64())?;
         let (k, flag) = if second { (timing::STAGE2, 1i32) } else { (timing::STAGE1, 0i32) };
+        // Host-driven steps finish no cells in the tiles: every owned cell is updated here.
+        let (rest, n_rest) = (0u64, 0i32);
         self.launch(k, |s| {
             let mut l = s.stream.launch_builder(&s.order2().update_fn);
-            l.arg(&a).arg(&o).arg(&m).arg(&dt).arg(&flag);
+            l.arg(&a).arg(&o).arg(&m).arg(&dt).arg(&flag).arg(&rest).arg(&n_rest);
             // SAFETY: the arguments of update2_{f32,f64} in kernels/order2.cu, in order.
             unsafe { l.launch(grid(s.n_owned)) }.map(|_| ())
         })?;

@@ -190,6 +190,8 @@ pub struct ResidentFns {
     reconstruct2: CudaFunction,
     edge2: CudaFunction,
     tile2: CudaFunction,
+    /// The second stage's tiles where they finish cells (`order2.rs`, `order2_rest`).
+    tile2_finish: CudaFunction,
     update2: CudaFunction,
 }
 
@@ -200,6 +202,8 @@ impl ResidentFns {
                 .load_function(&format!("{op}_resident_{suffix}"))
                 .with_context(|| format!("kernel {op}_resident missing"))
         };
+        let tile2_finish = f("tile2_finish")?;
+        super::order2::allow_tile_shared(&tile2_finish, if suffix == "f32" { 4 } else { 8 })?;
         Ok(ResidentFns {
             edge: f("edge")?,
             dt: f("dt")?,
@@ -208,6 +212,7 @@ impl ResidentFns {
             reconstruct2: f("reconstruct")?,
             edge2: f("edge2")?,
             tile2: f("tile2")?,
+            tile2_finish,
             update2: f("update2")?,
         })
     }
@@ -384,13 +389,28 @@ impl<T: CudaReal> CudaBackend<T> {
         let (ne, ni) = (self.n_edges, crate::solver::Backend::num_inner_edges(self));
         // The edge pass over the edges of one of the tiles' ranges (0..ne, or with an exchange
         // 0..ni while the halo travels and ni..ne after it), the cells they read reconstructed.
-        let tiles = [self.order2_tiles(0..ne)?, self.order2_tiles(0..ni)?, self.order2_tiles(ni..ne)?];
+        // Where the tiles finish cells at the second stage (`rest`: the cells they do not), the
+        // update then takes only the rest.
+        let rest = self.order2_rest();
+        let tiles = |finish: bool| -> Result<[_; 3]> {
+            Ok([
+                self.order2_tiles(0..ne, finish)?,
+                self.order2_tiles(0..ni, finish)?,
+                self.order2_tiles(ni..ne, finish)?,
+            ])
+        };
+        let tiles = [tiles(false)?, tiles(rest.is_some())?];
         let ranges = [(0..ne, Cells::All), (0..ni, Cells::Inner(0..self.n_owned)), (ni..ne, Cells::Outer)];
         let pass = |q: &mut Queue, which: usize, a: &DeviceArrays, step: u64, stage: i32| -> Result<()> {
             let (edges, cells) = &ranges[which];
-            if let Some((ta, cfg, first)) = &tiles[which] {
+            if let Some((ta, cfg, first)) = &tiles[stage as usize][which] {
                 if cfg.grid_dim.0 == 0 {
                     return Ok(());
+                }
+                if stage == 1 && rest.is_some() {
+                    // tile2_finish_resident_{f32,f64}(a, o, ta, m, tile_begin, c, k, early)
+                    let args = [arg(a), arg(&o), arg(ta), arg(&m), arg(first), arg(&c), arg(&step), arg(&early)];
+                    return q.kernel(&fns.tile2_finish, *cfg, &args, "the finishing reconstruction and edge kernel");
                 }
                 // tile2_resident_{f32,f64}(a, o, ta, m, tile_begin, c, k, stage, early)
                 let args = [arg(a), arg(&o), arg(ta), arg(&m), arg(first), arg(&c), arg(&step), arg(&stage)];
@@ -445,9 +465,17 @@ impl<T: CudaReal> CudaBackend<T> {
                         q.kernel(&fns.dt, dt_grid, &args, "the time-step kernel")?;
                     }
                 }
-                // update2_resident_{f32,f64}(a, o, m, c, k, second, early)
-                let args = [arg(&a), arg(&o), arg(&m), arg(&c), arg(&step), arg(&stage), arg(&early)];
-                q.kernel(&fns.update2, grid(self.n_owned), &args, "the update kernel")?;
+                // update2_resident_{f32,f64}(a, o, m, c, k, second, rest, n_rest, early): at the
+                // second stage only the cells the tiles did not finish, where they finish some.
+                let (list, n) = match rest {
+                    Some((list, n)) if stage == 1 => (list, n),
+                    _ => (0u64, self.n_owned),
+                };
+                let n_rest = n as i32;
+                let args = [arg(&a), arg(&o), arg(&m), arg(&c), arg(&step), arg(&stage), arg(&list), arg(&n_rest)];
+                let args = [&args[..], &[arg(&early)]].concat();
+                // At least one thread: the first resets the time step's minimum.
+                q.kernel(&fns.update2, grid(n.max(1)), &args, "the update kernel")?;
             }
         }
         Ok(())

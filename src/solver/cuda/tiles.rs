@@ -13,6 +13,14 @@
 
 use std::ops::Range;
 
+/// The bit of a cell's entry in [`Tiles::cells`] that marks it finished by its tile, and of a
+/// place in [`Tiles::tloc`] that points at such a cell (`TILE_FINISHED_CELL`,
+/// `TILE_FINISHED_PLACE` in `kernels/order2.cu`); the masks of the numbers under them.
+pub const FINISHED_CELL: i32 = 1 << 30;
+pub const CELL_MASK: i32 = FINISHED_CELL - 1;
+pub const FINISHED_PLACE: i32 = 1 << 16;
+pub const PLACE_MASK: i32 = FINISHED_PLACE - 1;
+
 /// The tiles of a layout's edges, in the arrays `TileArrays` of `kernels/order2.cu` reads:
 /// each tile has `cap` places in each array (tile `k` at `k * cap`), so that a block finds its
 /// tile's entries with no count or offset loaded first, and a place past the tile's cells or
@@ -140,6 +148,52 @@ impl<T: Copy + Default> Tiles<T> {
         *edges_open = 0;
     }
 
+    /// Marks the cells each tile finishes (`finish` in `kernels/order2.cu`): an owned cell (of
+    /// the first `n_owned`) whose three edges are all in one tile, so that the tile has every
+    /// flux the cell's update sums. A cell with a boundary edge has at most two interior ones and
+    /// never qualifies: the open boundaries' budget reads its boundary slot. Sets
+    /// [`FINISHED_CELL`] in the cell's entry of `cells` and [`FINISHED_PLACE`] in the places of
+    /// `tloc` that point at it, and returns each of the `n_cells` cells' flag (1: finished by
+    /// its tile). Marks none where the cell numbers or places would not leave the bits free.
+    pub fn finishing(&mut self, n_cells: usize, n_owned: usize) -> Vec<u8> {
+        let mut finished = vec![0u8; n_cells];
+        if n_cells > CELL_MASK as usize || self.cap > PLACE_MASK as usize {
+            return finished;
+        }
+        let mut count = vec![0u8; self.cap];
+        for k in 0..self.len() {
+            let places = self.places(k);
+            count.iter_mut().for_each(|n| *n = 0);
+            for q in places.clone() {
+                let [i, j, ..] = self.tec[q];
+                if i >= 0 && j >= 0 {
+                    let [pi, pj] = self.tloc[q];
+                    count[pi as usize] += 1;
+                    count[pj as usize] += 1;
+                }
+            }
+            for (p, q) in places.clone().enumerate() {
+                let c = self.cells[q][0];
+                if c >= 0 && (c as usize) < n_owned && count[p] == 3 {
+                    self.cells[q][0] |= FINISHED_CELL;
+                    finished[c as usize] = 1;
+                }
+            }
+            for q in places.clone() {
+                if self.tec[q][0] < 0 {
+                    continue;
+                }
+                for side in 0..2 {
+                    let p = self.tloc[q][side] as usize;
+                    if self.cells[places.start + p][0] & FINISHED_CELL != 0 {
+                        self.tloc[q][side] |= FINISHED_PLACE;
+                    }
+                }
+            }
+        }
+        finished
+    }
+
     pub fn len(&self) -> usize {
         self.tec.len() / self.cap
     }
@@ -218,6 +272,68 @@ mod tests {
             assert_eq!(t.cover.covering(&(30..n_edges)), Some(t.cover.tiles[1].clone()));
             assert_eq!(t.cover.covering(&(0..10)), None);
             assert_eq!(t.cover.covering(&(30..30)), Some(0..0), "no edges: no tiles");
+        }
+    }
+
+    /// The faces of an octahedron: 8 triangles, 12 edges, every cell with three interior edges
+    /// (no boundary), and a strip's edges after them (cells 8.., each with a boundary edge).
+    fn octahedron_and_strip() -> (Vec<[i32; 4]>, Vec<[f32; 2]>, usize) {
+        // Face f = (top or bottom, quadrant q); faces sharing an edge: (t, q) with (t, q + 1)
+        // and with (1 - t, q).
+        let face = |t: i32, q: i32| 4 * t + q.rem_euclid(4);
+        let mut ec = Vec::new();
+        for t in 0..2 {
+            for q in 0..4 {
+                ec.push([face(t, q + 1), face(t, q), 0, 1]);
+            }
+        }
+        for q in 0..4 {
+            ec.push([face(1, q), face(0, q), 2, 2]);
+        }
+        let (strip, _) = strip(6);
+        ec.extend(strip.iter().map(|&[i, j, a, b]| [i + 8, if j >= 0 { j + 8 } else { j }, a, b]));
+        let nl = (0..ec.len()).map(|e| [e as f32, 1.0]).collect();
+        (ec, nl, 14)
+    }
+
+    #[test]
+    fn finished_cells_have_all_three_edges_in_their_tile() {
+        let (ec, nl, n_cells) = octahedron_and_strip();
+        let across = vec![[0; 3]; n_cells];
+        for cap in [2, 4, 6, 7, 64] {
+            for n_owned in [n_cells, 5] {
+                let mut t = Tiles::build(&ec, &nl, &across, &[0, ec.len()], cap);
+                let plain = t.clone();
+                let finished = t.finishing(n_cells, n_owned);
+                // The tile of each edge (its place's tile).
+                let tile_of = |e: usize| {
+                    (0..t.tec.len()).find(|&q| plain.tec[q] == ec[e] && plain.tnl[q] == nl[e]).unwrap() / cap
+                };
+                for c in 0..n_cells as i32 {
+                    let edges: Vec<usize> = (0..ec.len()).filter(|&e| ec[e][0] == c || ec[e][1] == c).collect();
+                    let interior = edges.iter().all(|&e| ec[e][1] >= 0);
+                    let one_tile = edges.iter().all(|&e| tile_of(e) == tile_of(edges[0]));
+                    let expect = (c as usize) < n_owned && interior && edges.len() == 3 && one_tile;
+                    assert_eq!(finished[c as usize] == 1, expect, "cap {cap}, {n_owned} owned: cell {c}");
+                }
+                if cap == 64 && n_owned == n_cells {
+                    assert_eq!(finished.iter().filter(|&&f| f == 1).count(), 8, "one tile: every octahedron face");
+                }
+                // The bits mark exactly those cells, and under them the numbers are unchanged.
+                for q in 0..t.cells.len() {
+                    let (x, y) = (t.cells[q][0], plain.cells[q][0]);
+                    let marked = x >= 0 && x & FINISHED_CELL != 0;
+                    assert_eq!(marked, y >= 0 && finished[y as usize] == 1);
+                    assert_eq!(if x >= 0 { x & CELL_MASK } else { x }, y);
+                    for side in 0..2 {
+                        let (p, p0) = (t.tloc[q][side], plain.tloc[q][side]);
+                        assert_eq!(p & PLACE_MASK, p0);
+                        let cell = plain.cells[q / cap * cap + p0 as usize][0];
+                        let points_at_finished = plain.tec[q][0] >= 0 && cell >= 0 && finished[cell as usize] == 1;
+                        assert_eq!(p & FINISHED_PLACE != 0, points_at_finished, "cap {cap}: place {q}");
+                    }
+                }
+            }
         }
     }
 }
