@@ -82,12 +82,23 @@ pub(super) fn allow_tile_shared(f: &CudaFunction, float_bytes: usize) -> Result<
         .with_context(|| format!("the tile kernel cannot have {bytes} bytes of shared memory"))
 }
 
+/// Owned cells from which the device-resident steps' second-stage tiles finish their cells
+/// (`finish_on`): on an H200 it made order 2 1-2% faster at 258706, 10^6 and 10^7 cells and 7%
+/// slower at 64222, where each kernel is about one wave of blocks and the finishing phase adds
+/// to its length (BENCHMARKS.md, issue 21); sizes between were not measured.
+const FINISH_MIN_CELLS: usize = 200_000;
+
 /// Whether the device-resident steps' tiles finish the cells whose edges they all hold at the
-/// second stage (`Tiles::finishing`, `tile2_kernel` in `kernels/order2.cu`): on unless
-/// `PYCNO_TILE_FINISH=0`, for models without sources (the update kernel applies those). The
-/// results are the same bits either way (`tests/gpu.rs`).
-fn finish_on() -> bool {
-    std::env::var("PYCNO_TILE_FINISH").as_deref() != Ok("0")
+/// second stage (`Tiles::finishing`, `tile2_kernel` in `kernels/order2.cu`), for a rank of
+/// `n_owned` cells: from FINISH_MIN_CELLS (`PYCNO_TILE_FINISH_CELLS` to try others);
+/// `PYCNO_TILE_FINISH=0` never, `1` always. Never for models with sources (the update kernel
+/// applies those). The results are the same bits either way (`tests/gpu.rs`).
+fn finish_on(n_owned: usize) -> bool {
+    match std::env::var("PYCNO_TILE_FINISH").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => n_owned >= super::resident::cells_from_env("PYCNO_TILE_FINISH_CELLS", FINISH_MIN_CELLS),
+    }
 }
 
 /// Whether the reconstruction and the edge pass run as one kernel over tiles (`tile2`) or as
@@ -112,9 +123,11 @@ struct DeviceTiles<T> {
     tnl: CudaSlice<T>,
     cover: TileCover,
     threads: usize,
-    /// Where the tiles finish cells (`finish_on`): the owned cells they do not finish
-    /// (`Tiles::finishing`), which the second stage's update takes, and how many.
+    /// Where the tiles can finish cells (no sources): the owned cells they do not finish
+    /// (`Tiles::finishing`), which the second stage's update then takes, and how many.
     rest: Option<(CudaSlice<i32>, usize)>,
+    /// Whether the device-resident steps finish cells (`finish_on`, `set_tile_finish`).
+    finish: bool,
 }
 
 impl<T: CudaReal> DeviceTiles<T> {
@@ -244,7 +257,7 @@ impl<T: CudaReal> CudaBackend<T> {
             let threads = tile_threads(std::mem::size_of::<T>());
             let splits = [0, lay.n_inner_edges.min(self.n_edges), self.n_edges];
             let mut plan = Tiles::build(&lay.edge_cells, &lay.edge_normal, &lay.across[..cells], &splits, threads);
-            let rest = (finish_on() && !self.model.has_sources()).then(|| {
+            let rest = (!self.model.has_sources()).then(|| {
                 let finished = plan.finishing(cells, n);
                 (0..n as i32).filter(|&c| finished[c as usize] == 0).collect::<Vec<i32>>()
             });
@@ -260,6 +273,7 @@ impl<T: CudaReal> CudaBackend<T> {
                 cover: plan.cover,
                 threads,
                 rest: rest.map(|r| Ok::<_, anyhow::Error>((ints(&r)?, r.len()))).transpose()?,
+                finish: finish_on(n),
             })
         } else {
             None
@@ -311,8 +325,21 @@ impl<T: CudaReal> CudaBackend<T> {
     /// Where the tiles finish cells at the second stage (device-resident steps): the cells
     /// the update then takes, as a device address and a count.
     pub(super) fn order2_rest(&self) -> Option<(u64, usize)> {
-        let tiles = self.order2().tiles.as_ref()?;
+        let tiles = self.order2().tiles.as_ref().filter(|t| t.finish)?;
         tiles.rest.as_ref().map(|(r, n)| (address(r, &self.stream), *n))
+    }
+
+    /// Whether the device-resident steps' second-stage tiles finish the cells whose edges they
+    /// all hold (by default from FINISH_MIN_CELLS owned cells, `finish_on`), for tests and
+    /// comparisons; nothing changes at first order, without tiles or with sources.
+    pub fn set_tile_finish(&mut self, on: bool) {
+        if let Some(t) = self.order2.as_mut().and_then(|o| o.tiles.as_mut()) {
+            if t.finish != on {
+                t.finish = on;
+                // The captured steps launch the other kernels now.
+                self.resident = None;
+            }
+        }
     }
 
     /// The cells a reconstruction of `cells` goes over and the set bits it wants
