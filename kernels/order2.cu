@@ -214,9 +214,9 @@ __device__ __forceinline__ void edge2_kernel(const V4<T>* __restrict__ v1, const
 }
 
 // The three slots' words of a cell summed as the CPU and update_state sum them, (slot 0 +
-// slot 1) + slot 2, with their Z as the time step sums them (cell_dt_bits: slot_z of each).
+// slot 1) + slot 2 (the fourth lane, which the update does not read, left 0).
 template <typename T> __device__ __forceinline__ V4<T> slot_sum(const V4<T>& x, const V4<T>& y, const V4<T>& z) {
-    V4<T> s = {x.x + y.x + z.x, x.y + y.y + z.y, x.z + y.z + z.z, slot_z(x.w) + slot_z(y.w) + slot_z(z.w)};
+    V4<T> s = {x.x + y.x + z.x, x.y + y.y + z.y, x.z + y.z + z.z, T(0)};
     return s;
 }
 

@@ -148,7 +148,7 @@ impl<T: Copy + Default> Tiles<T> {
         *edges_open = 0;
     }
 
-    /// Marks the cells each tile finishes (`finish` in `kernels/order2.cu`): an owned cell (of
+    /// Marks the cells each tile finishes (`tile2_kernel`'s FINISH in `kernels/order2.cu`): an owned cell (of
     /// the first `n_owned`) whose three edges are all in one tile, so that the tile has every
     /// flux the cell's update sums. A cell with a boundary edge has at most two interior ones and
     /// never qualifies: the open boundaries' budget reads its boundary slot. Sets
