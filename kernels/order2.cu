@@ -278,7 +278,7 @@ __device__ __forceinline__ bool update2_cell(V4<T> a, V4<T> b, V2<T> l, const V4
 // A stage's update, one thread per cell (update2_cell): reads (v1, v2, lo), writes (o1, o2,
 // olo); at the second stage it first reads the step's start from (o1, o2, olo), each thread its
 // own cell's words (so o1, o2, olo are one pointer each, read and written). The cells are the
-// first n owned ones, or with `rest` the n cells listed there: at the second stage of the
+// n_owned owned ones, or with `rest` the n_rest cells listed there: at the second stage of the
 // device-resident steps, those the tiles do not finish (tile2_kernel), so that no thread of
 // the sweep waits on a cell that is done.
 template <typename T>
@@ -286,13 +286,13 @@ __device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, con
                                                const V2<T>* __restrict__ lo, V4<T>* __restrict__ o1,
                                                V4<T>* __restrict__ o2, V2<T>* __restrict__ olo,
                                                const V4<T>* __restrict__ acc, const V4<T>* __restrict__ interior,
-                                               long long stride, int n, const Model<T>& m, T dt,
+                                               long long stride, int n_owned, const Model<T>& m, T dt,
                                                unsigned long long* __restrict__ scratch,
                                                const T* __restrict__ coriolis, int second,
-                                               const int* __restrict__ rest) {
+                                               const int* __restrict__ rest, int n_rest) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
-    if (i >= n) return;
+    if (i >= (rest != nullptr ? n_rest : n_owned)) return;
     int c = rest != nullptr ? rest[i] : i;
     V4<T> s0 = acc[c], s2 = acc[2 * stride + c], s4 = acc[4 * stride + c];
     V4<T> t1 = layer2_word(acc, s0, stride + c), t3 = layer2_word(acc, s2, 3 * stride + c),
@@ -477,8 +477,8 @@ extern __shared__ __align__(16) unsigned char pycno_tile_records[];
     /* rest: the n_rest cells to update (null: every owned cell). */                                             \
     extern "C" __global__ void update2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, T dt, int second,     \
                                                 const int* rest, int n_rest) {                                    \
-        update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride,                       \
-                          rest ? n_rest : a.n_owned, m, dt, a.scratch, a.coriolis, second, rest);                 \
+        update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride, a.n_owned, m, dt,     \
+                          a.scratch, a.coriolis, second, rest, n_rest);                                           \
     }
 
 PYCNO_ORDER2_KERNELS(float, f32, __launch_bounds__(256, 3))

@@ -259,8 +259,8 @@ template <typename T> __device__ __forceinline__ T stage_time(const Control* c, 
         pdl_wait();                                                                                               \
         pdl_trigger(early);                                                                                       \
         if (!stage_runs(c, k, 1)) return;                                                                         \
-        update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride,                       \
-                          rest ? n_rest : a.n_owned, m, (T)c->dt, a.scratch, a.coriolis, second, rest);           \
+        update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride, a.n_owned, m,         \
+                          (T)c->dt, a.scratch, a.coriolis, second, rest, n_rest);                                 \
     }
 
 PYCNO_RESIDENT2(float, f32, __launch_bounds__(256, 3))

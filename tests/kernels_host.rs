@@ -101,7 +101,7 @@ fn compare<T: Real>(exe: &Path, dir: &Path, name: &str, s: &Scenario, steps: u64
     assert!(n_finished > n / 10, "{name}: only {n_finished} of {n} cells finished by their tiles");
     eprintln!("{name}: {n_finished} of {n} cells finished by their tiles");
     // The cells the second stage's update takes (src/solver/cuda/order2.rs).
-    let rest: Vec<i32> = (0..n as i32).filter(|&c| finished[c as usize] == 0).collect();
+    let rest = Tiles::<T>::unfinished(&finished, n);
     w("rest.bin", bytes(&rest));
     w("tcap.bin", bytes(&[tiles.cap as i32]));
     w("tcells.bin", bytes(&tiles.cells));

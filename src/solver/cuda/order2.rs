@@ -257,10 +257,7 @@ impl<T: CudaReal> CudaBackend<T> {
             let threads = tile_threads(std::mem::size_of::<T>());
             let splits = [0, lay.n_inner_edges.min(self.n_edges), self.n_edges];
             let mut plan = Tiles::build(&lay.edge_cells, &lay.edge_normal, &lay.across[..cells], &splits, threads);
-            let rest = (!self.model.has_sources()).then(|| {
-                let finished = plan.finishing(cells, n);
-                (0..n as i32).filter(|&c| finished[c as usize] == 0).collect::<Vec<i32>>()
-            });
+            let rest = (!self.model.has_sources()).then(|| Tiles::<T>::unfinished(&plan.finishing(cells, n), n));
             // At least one element each: no allocation may be empty.
             let ints =
                 |v: &[i32]| s.clone_htod(if v.is_empty() { &[0][..] } else { v }).map_err(|e| up("the tiles", e));

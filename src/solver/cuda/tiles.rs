@@ -194,6 +194,12 @@ impl<T: Copy + Default> Tiles<T> {
         finished
     }
 
+    /// The owned cells (of the first `n_owned`) that no tile finishes, from `finishing`'s
+    /// flags: the cells the second stage's update takes where the tiles finish the others.
+    pub fn unfinished(finished: &[u8], n_owned: usize) -> Vec<i32> {
+        (0..n_owned as i32).filter(|&c| finished[c as usize] == 0).collect()
+    }
+
     pub fn len(&self) -> usize {
         self.tec.len() / self.cap
     }
