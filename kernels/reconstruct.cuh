@@ -173,6 +173,20 @@ __device__ __forceinline__ void rc_limited_gradients(const Model<T>& m, const T*
     }
 }
 
+// quiet: whether a cell has three neighbours (no boundary slot) holding its thicknesses and,
+// like it, no momentum (reconstruct.rs says why rc_cell then returns +0 gradients and the
+// stored numbers at once, the same bits).
+template <typename T>
+__device__ __forceinline__ bool rc_quiet(const V4<T>& a, const V4<T>& b, const int* across, const V4<T>* na,
+                                         const V4<T>* nb) {
+    bool q = a.y == T(0) && a.z == T(0) && b.y == T(0) && b.z == T(0);
+#pragma unroll
+    for (int k = 0; k < 3; ++k)
+        q = q && across[k] >= 0 && na[k].x == a.x && nb[k].x == b.x && na[k].y == T(0) && na[k].z == T(0) &&
+            nb[k].y == T(0) && nb[k].z == T(0);
+    return q;
+}
+
 // cell: one cell's limited gradients and its stored numbers at its three edge midpoints, from
 // its records a, b, what lies across each slot (across[k]) with that cell's records in
 // na[k], nb[k] (read only where across[k] >= 0), its stencil (w, r; ln, the outward normal
@@ -181,9 +195,18 @@ template <typename T>
 __device__ __forceinline__ void rc_cell(const Model<T>& m, const V4<T>& a, const V4<T>& b, const int* across,
                                         const V4<T>* na, const V4<T>* nb, const T (*w)[2], const T (*r)[2],
                                         const V2<T>* ln, T (*g)[2], T (*faces)[RC_VARS]) {
+    T stored[RC_VARS] = {a.x, a.y, a.z, b.x, b.y, b.z};
+    if (rc_quiet(a, b, across, na, nb)) {
+#pragma unroll
+        for (int v = 0; v < RC_VARS; ++v) {
+            g[v][0] = g[v][1] = T(0);
+#pragma unroll
+            for (int k = 0; k < 3; ++k) faces[k][v] = stored[v];
+        }
+        return;
+    }
     T u[RC_VARS];
     rc_vars(m, a, b, u);
-    T stored[RC_VARS] = {a.x, a.y, a.z, b.x, b.y, b.z};
     T depth = a.w;
     int layers[2];
     rc_presence(m, a, b, layers);

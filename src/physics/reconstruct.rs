@@ -268,6 +268,20 @@ pub fn limited_gradients<T: Real>(
     g
 }
 
+/// Whether a cell is quiet: it has three neighbours (no boundary slot), they hold its
+/// thicknesses, and neither it nor they hold any momentum. Then every difference
+/// [`limited_gradients`] takes is +0 or -0, so its gradients are +0 (sums of signed zeros from
+/// +0; phi stays 1, and every other branch sets +0 too) and [`face`] hands the edges the stored
+/// numbers: [`cell`] returns that at once, the same bits without the arithmetic. Most of a
+/// basin is quiet before the waves arrive. (The stencil's weights are finite: `Layout`'s
+/// stencils of a valid mesh; an infinite one would have made a NaN of the zeros.)
+#[inline(always)]
+pub fn quiet<T: Real>(a: [T; 4], b: [T; 4], across: [i32; 3], nb: &[([T; 4], [T; 4]); 3]) -> bool {
+    let z = T::zero();
+    let still = |a: [T; 4], b: [T; 4]| a[1] == z && a[2] == z && b[1] == z && b[2] == z;
+    still(a, b) && (0..3).all(|k| across[k] >= 0 && nb[k].0[0] == a[0] && nb[k].1[0] == b[0] && still(nb[k].0, nb[k].1))
+}
+
 /// What [`cell`] returns in float64: the gradients and the three faces.
 pub type Reconstruction64 = ([[f64; 2]; VARS], [[f64; VARS]; 3]);
 
@@ -285,8 +299,25 @@ pub fn cell<T: Real>(
     nb: &[([T; 4], [T; 4]); 3],
     st: &Stencil<T>,
 ) -> ([[T; 2]; VARS], [[T; VARS]; 3]) {
-    let u = vars(m, a, b);
+    if quiet(a, b, across, nb) {
+        let stored = [a[0], a[1], a[2], b[0], b[1], b[2]];
+        return ([[T::zero(); 2]; VARS], [stored; 3]);
+    }
+    limited_cell(m, a, b, across, nb, st)
+}
+
+/// [`cell`] without its shortcut for quiet cells.
+#[inline(always)]
+fn limited_cell<T: Real>(
+    m: &Model<T>,
+    a: [T; 4],
+    b: [T; 4],
+    across: [i32; 3],
+    nb: &[([T; 4], [T; 4]); 3],
+    st: &Stencil<T>,
+) -> ([[T; 2]; VARS], [[T; VARS]; 3]) {
     let stored = [a[0], a[1], a[2], b[0], b[1], b[2]];
+    let u = vars(m, a, b);
     let depth = a[3];
     let mut layers = presence(m, a, b);
     let mut around = [u; 3];
@@ -373,4 +404,78 @@ pub fn edge_boundary_flux<T: Real>(
         return boundary_flux(m, b, ci, n, t);
     }
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Physics;
+
+    /// Quiet cells ([`quiet`]) of every kind: both layers thick, one thin or absent, thicknesses
+    /// +0, -0 or not, momenta +0 or -0, depths that differ from cell to cell, stencils of any
+    /// shape and size: the shortcut returns the limiter's bits ([`limited_cell`]); and a cell
+    /// that is not quiet (a neighbour with a momentum or another thickness, a boundary slot)
+    /// is not taken for one.
+    fn quiet_cells_as_the_limiter<T: Real>() {
+        let m = Model::<T>::new(&Physics::default()).unwrap();
+        let mut seed = 12345u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let h1 = m.ref_h1.f64();
+        // Layer-1 deviations: none, -0, small, to a thin film, to an absent layer.
+        let d1s = [0.0, -0.0, 0.25, -0.5 * h1, -h1 + 1e-9, -h1, -2.0 * h1];
+        let (mut thick, mut tested) = (0, 0);
+        for case in 0..4000 {
+            let d1 = T::c(d1s[case % d1s.len()]);
+            let d2 = T::c(if case % 3 == 0 { 0.0 } else { next() - 0.5 });
+            let zero = |x: f64| T::c(if x < 0.5 { 0.0 } else { -0.0 });
+            let rec = |depth: f64, next: &mut dyn FnMut() -> f64| {
+                ([d1, zero(next()), zero(next()), T::c(depth)], [d2, zero(next()), zero(next()), T::c(1e-3 + next())])
+            };
+            let (a, b) = rec(1.0 + 5.0 * next(), &mut next);
+            let nb: [([T; 4], [T; 4]); 3] = std::array::from_fn(|_| rec(1.0 + 5.0 * next(), &mut next));
+            let scale = [1e-3, 1.0, 1e3][case % 3];
+            let mut v = || T::c(scale * (2.0 * next() - 1.0));
+            let st = Stencil {
+                w: [[v(), v()], [v(), v()], [v(), v()]],
+                r: [[v(), v()], [v(), v()], [v(), v()]],
+                ln: [[v(), v()]; 3],
+            };
+            let across = [0, 1, 2];
+            assert!(quiet(a, b, across, &nb), "case {case}: a quiet cell not taken for one");
+            let bits = |(g, f): ([[T; 2]; VARS], [[T; VARS]; 3])| {
+                g.iter().flatten().chain(f.iter().flatten()).map(|x| x.f64().to_bits()).collect::<Vec<_>>()
+            };
+            let (full, short) = (limited_cell(&m, a, b, across, &nb, &st), cell(&m, a, b, across, &nb, &st));
+            assert_eq!(bits(full), bits(short), "case {case}: the shortcut differs from the limiter");
+            tested += 1;
+            if presence(&m, a, b) == [THICK, THICK] {
+                thick += 1;
+            }
+            // Not quiet: a neighbour's momentum, another thickness, a boundary slot.
+            let k = case % 3;
+            let mut moved = nb;
+            moved[k].1[2] = T::c(1e-6);
+            assert!(!quiet(a, b, across, &moved), "case {case}: a moving neighbour");
+            let mut deeper = nb;
+            deeper[k].0[0] = d1 + T::c(0.125);
+            assert!(!quiet(a, b, across, &deeper), "case {case}: another thickness");
+            let mut walled = across;
+            walled[k] = ACROSS_WALL;
+            assert!(!quiet(a, b, walled, &nb), "case {case}: a boundary slot");
+        }
+        assert!(thick > tested / 10, "only {thick} of {tested} cells had both layers thick");
+    }
+
+    #[test]
+    fn quiet_cells_reconstruct_as_the_limiter_f32() {
+        quiet_cells_as_the_limiter::<f32>();
+    }
+
+    #[test]
+    fn quiet_cells_reconstruct_as_the_limiter_f64() {
+        quiet_cells_as_the_limiter::<f64>();
+    }
 }
