@@ -65,20 +65,20 @@ template <typename T> __device__ __forceinline__ Side<T> face_side(const V4<T>& 
 // Cell c's limited reconstruction (rc_cell) from its records and its neighbours' (ghosts at
 // boundary slots; o[k] = across[3 * c + k], loaded by the caller), written as its three slots'
 // face records (out[2 * slot + layer]) with its mean thicknesses in the fourth lanes, and its
-// cell-interior term (*interior). Returns the cell's depth (the edges' Side.depth).
+// cell-interior term (*interior), and its area (*area, where asked for). Returns the cell's
+// depth (the edges' Side.depth).
 template <typename T>
 __device__ __forceinline__ T reconstruct_cell(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
                                               const V4<T>* __restrict__ wr, const V2<T>* __restrict__ ln,
                                               long long n, int c, const int* o, const Model<T>& m, V4<T>* out,
-                                              V4<T>* interior) {
+                                              V4<T>* interior, T* area = nullptr) {
     V4<T> a = v1[c], b = v2[c];
+    if (area != nullptr) *area = b.w;
     V4<T> na[3], nb[3];
     V2<T> l[3];
     T w[3][2], r[3][2];
 #pragma unroll
     for (int k = 0; k < 3; ++k) {
-        V4<T> s = wr[(long long)k * n + c];
-        w[k][0] = s.x; w[k][1] = s.y; r[k][0] = s.z; r[k][1] = s.w;
         na[k] = a; nb[k] = b;
         l[k].x = T(0); l[k].y = T(0);
         if (o[k] >= 0) {
@@ -87,6 +87,16 @@ __device__ __forceinline__ T reconstruct_cell(const V4<T>* __restrict__ v1, cons
         } else {
             l[k] = ln[(long long)k * n + c];
         }
+    }
+    // A quiet cell (rc_quiet: rc_cell returns at once) reads no stencil: most of a basin before
+    // the waves arrive (3% off the step at 10^6 cells on an H200, also when most cells move;
+    // BENCHMARKS.md, issue 21). The others ask for it after their neighbours' states.
+    const bool quiet = rc_quiet(a, b, o, na, nb);
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        V4<T> s = {T(0), T(0), T(0), T(0)};
+        if (!quiet) s = wr[(long long)k * n + c];
+        w[k][0] = s.x; w[k][1] = s.y; r[k][0] = s.z; r[k][1] = s.w;
     }
     T g[RC_VARS][2], f[3][RC_VARS];
     rc_cell(m, a, b, o, na, nb, w, r, l, g, f);
@@ -220,13 +230,24 @@ template <typename T> __device__ __forceinline__ V4<T> slot_sum(const V4<T>& x, 
     return s;
 }
 
+// What a stage's update subtracts (times dt over the area) from a cell's layer-1 and layer-2
+// numbers (f1, f2): its slots' words summed (s1, s2: slot_sum), the momenta with the
+// cell-interior term e added. Rounded explicitly, as update2_cell (which takes these): the
+// tiles that sum a cell's slots at the first stage (tile2_kernel) store f1 and f2 for the
+// update, which then computes the same bits the update of an unsummed cell does.
+template <typename T>
+__device__ __forceinline__ void fold_sums(const V4<T>& s1, const V4<T>& s2, const V4<T>& e, V4<T>& f1, V4<T>& f2) {
+    f1.x = s1.x; f1.y = add_rn(s1.y, e.x); f1.z = add_rn(s1.z, e.y); f1.w = T(0);
+    f2.x = s2.x; f2.y = add_rn(s2.y, e.z); f2.z = add_rn(s2.z, e.w); f2.w = T(0);
+}
+
 // A stage's update of cell c (CpuBackend::stage_update at order 2) from its stored state (a,
-// b), low parts l, its slots' layer-1 and layer-2 words summed (s1, s2: slot_sum) and its
-// cell-interior term e: the first order's update with the interior term added to the momenta's
-// sums, then the sources (SOURCES: only where the model has some); at the second stage
-// (second != 0), Heun's average with the step's start (W_n + W**)/2 as W_n plus half the
-// difference, the thickness deviations with their low parts by add_compensated, so that a cell
-// at rest keeps its numbers bit for bit; then settle. The step's start is read from (o1, o2,
+// b), low parts l, and its slots' layer-1 and layer-2 words summed with its cell-interior term
+// added to the momenta (f1, f2: fold_sums): the first order's update, then the sources
+// (SOURCES: only where the model has some); at the second stage (second != 0), Heun's average
+// with the step's start (W_n + W**)/2 as W_n plus half the difference, the thickness
+// deviations with their low parts by add_compensated, so that a cell at rest keeps its numbers
+// bit for bit; then settle. The step's start is read from (o1, o2,
 // olo) at c, and the new state written there; false if it is not admissible.
 //
 // Every product and sum is explicitly rounded (no fused multiply-add): both the update kernel
@@ -235,19 +256,19 @@ template <typename T> __device__ __forceinline__ V4<T> slot_sum(const V4<T>& x, 
 // fuses differently in the two kernels and N ranks would no longer equal 1 rank bit for bit.
 // The CPU rounds each operation too, so the bits are the CPU's (tests/kernels_host.rs).
 template <typename T, bool SOURCES>
-__device__ __forceinline__ bool update2_cell(V4<T> a, V4<T> b, V2<T> l, const V4<T>& s1, const V4<T>& s2,
-                                             const V4<T>& e, const Model<T>& m, T dt, T coriolis, int second,
+__device__ __forceinline__ bool update2_cell(V4<T> a, V4<T> b, V2<T> l, const V4<T>& f1, const V4<T>& f2,
+                                             const Model<T>& m, T dt, T coriolis, int second,
                                              V4<T>* __restrict__ o1, V4<T>* __restrict__ o2,
                                              V2<T>* __restrict__ olo, int c) {
     T k = div_rn(dt, b.w);
     // The thicknesses exactly as in the first-order update (no interior term: it has no mass
     // rows), the momenta with the interior term.
-    add_compensated(a.x, l.x, -mul_rn(k, s1.x), a.x, l.x);
-    add_compensated(b.x, l.y, -mul_rn(k, s2.x), b.x, l.y);
-    a.y = sub_rn(a.y, mul_rn(k, add_rn(s1.y, e.x)));
-    a.z = sub_rn(a.z, mul_rn(k, add_rn(s1.z, e.y)));
-    b.y = sub_rn(b.y, mul_rn(k, add_rn(s2.y, e.z)));
-    b.z = sub_rn(b.z, mul_rn(k, add_rn(s2.z, e.w)));
+    add_compensated(a.x, l.x, -mul_rn(k, f1.x), a.x, l.x);
+    add_compensated(b.x, l.y, -mul_rn(k, f2.x), b.x, l.y);
+    a.y = sub_rn(a.y, mul_rn(k, f1.y));
+    a.z = sub_rn(a.z, mul_rn(k, f1.z));
+    b.y = sub_rn(b.y, mul_rn(k, f2.y));
+    b.z = sub_rn(b.z, mul_rn(k, f2.z));
     Side<T> s = load_side(a, b);
     if (SOURCES && has_sources(m)) source_at(m, s, dt, coriolis);
     if (second) {
@@ -280,7 +301,10 @@ __device__ __forceinline__ bool update2_cell(V4<T> a, V4<T> b, V2<T> l, const V4
 // own cell's words (so o1, o2, olo are one pointer each, read and written). The cells are the
 // n_owned owned ones, or with `rest` the n_rest cells listed there: at the second stage of the
 // device-resident steps, those the tiles do not finish (tile2_kernel), so that no thread of
-// the sweep waits on a cell that is done.
+// the sweep waits on a cell that is done. `summed` (null: none), a bit per owned cell: the
+// cells whose tile stored their folded sums (fold_sums) in their slot 0's two words at the
+// first stage (TILE_SUMS); the update reads those two words instead of six and the interior
+// term. Both are loaded with the bits, so a summed cell costs no second round of loads.
 template <typename T>
 __device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
                                                const V2<T>* __restrict__ lo, V4<T>* __restrict__ o1,
@@ -289,16 +313,30 @@ __device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, con
                                                long long stride, int n_owned, const Model<T>& m, T dt,
                                                unsigned long long* __restrict__ scratch,
                                                const T* __restrict__ coriolis, int second,
-                                               const int* __restrict__ rest, int n_rest) {
+                                               const int* __restrict__ rest, int n_rest,
+                                               const unsigned* __restrict__ summed) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
     if (i >= (rest != nullptr ? n_rest : n_owned)) return;
     int c = rest != nullptr ? rest[i] : i;
-    V4<T> s0 = acc[c], s2 = acc[2 * stride + c], s4 = acc[4 * stride + c];
-    V4<T> t1 = layer2_word(acc, s0, stride + c), t3 = layer2_word(acc, s2, 3 * stride + c),
-          t5 = layer2_word(acc, s4, 5 * stride + c);
-    bool ok = update2_cell<T, true>(v1[c], v2[c], lo[c], slot_sum(s0, s2, s4), slot_sum(t1, t3, t5), interior[c], m,
-                                    dt, cell_coriolis(m, coriolis, c), second, o1, o2, olo, c);
+    bool is_summed = summed != nullptr && ((summed[c >> 5] >> (c & 31)) & 1u) != 0;
+    V4<T> s0 = acc[c], x1 = acc[stride + c];
+    V4<T> f1, f2;
+    if (is_summed) {
+        f1 = s0;
+        f2 = x1;
+    } else {
+        // Every slot's two words in one round of loads (a quiet slot's layer-2 word is read and
+        // not used: layer2_word's zeros stand for it), not the layer-2 words after the layer-1
+        // words that say whether to read them.
+        V4<T> s2 = acc[2 * stride + c], x3 = acc[3 * stride + c], s4 = acc[4 * stride + c], x5 = acc[5 * stride + c];
+        V4<T> t1 = s0.w < T(0) ? layer2_word(acc, s0, stride + c) : x1;
+        V4<T> t3 = s2.w < T(0) ? layer2_word(acc, s2, 3 * stride + c) : x3;
+        V4<T> t5 = s4.w < T(0) ? layer2_word(acc, s4, 5 * stride + c) : x5;
+        fold_sums(slot_sum(s0, s2, s4), slot_sum(t1, t3, t5), interior[c], f1, f2);
+    }
+    bool ok = update2_cell<T, true>(v1[c], v2[c], lo[c], f1, f2, m, dt, cell_coriolis(m, coriolis, c), second, o1,
+                                    o2, olo, c);
     if (!ok) atomicOr(&scratch[1], 1ull);
 }
 
@@ -313,6 +351,15 @@ template <typename X> __device__ __forceinline__ void copy_async(X* dst, const X
                  "n"(sizeof(X)));
 #else
     *dst = *src;
+#endif
+}
+// A hint to bring the 32-byte sector at p into the L2 cache, for a load that comes later
+// (nothing on the host).
+template <typename X> __device__ __forceinline__ void prefetch_l2(const X* p) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(__cvta_generic_to_global(p)));
+#else
+    (void)p;
 #endif
 }
 __device__ __forceinline__ void copy_async_wait() {
@@ -361,19 +408,31 @@ template <typename F> __device__ __forceinline__ void each_place(int cap, F f) {
 #endif
 }
 
-// FINISH (the device-resident steps' second stage, where the model has no sources): the tile
-// also finishes the cells marked in it. A finished cell's edges put their words in shared
-// memory instead of the accumulators, its interior term stays there too, and after a second
-// barrier the tile sums its slots and does its update (update2_cell, Heun's step dt); the
-// update kernel then takes only the other cells (its `rest`). That drops the accumulator words
-// the update would read back, and the update's sweep over every cell (BENCHMARKS.md, issue
-// 21). A separate instantiation: the register cap holds for the flux with or without it.
-template <typename T, bool FINISH>
+// The tile kernel's modes. TILE_PLAIN: reconstruction and edges, every word to the
+// accumulators. The device-resident steps, where the model has no sources, also use the cells
+// marked in the tile (Tiles::finishing: all three edges here): a marked cell's edges put their
+// words in shared memory instead of the accumulators, its interior term stays there too, and
+// after a second barrier the tile
+// - TILE_SUMS (first stage): sums its slots, folds in the interior term (fold_sums) and stores
+//   the two words in its slot 0 for the update (`summed` of update2_kernel: two words read
+//   instead of six and the interior term), and takes its time step (cell_dt_from, the time-step
+//   kernel's arithmetic; `factor` is 2 gamma) into the step's minimum, so that the time-step
+//   kernel takes only the other cells (its `rest`);
+// - TILE_FINISH (second stage): does its update (update2_cell, Heun's step, `factor` = dt);
+//   the update kernel then takes only the other cells (its `rest`).
+// That drops the accumulator words the update and the time step would read back, and at the
+// second stage the update's sweep over every cell (BENCHMARKS.md, issue 21). Each mode is an
+// instantiation of its own: the register cap holds for the flux in each.
+#define TILE_PLAIN 0
+#define TILE_SUMS 1
+#define TILE_FINISH 2
+template <typename T, int MODE>
 __device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arrays<T>& o, const TileArrays<T>& ta,
-                                             int tile, const Model<T>& m, T t, T dt, unsigned char* shared) {
+                                             int tile, const Model<T>& m, T t, T factor, unsigned char* shared) {
     // Shared memory (tile_shared_bytes in src/solver/cuda/order2.rs): per place the records
-    // of a cell, the edge entries, the depth of the cell; with FINISH, a finished cell's slot
-    // words and interior term.
+    // of a cell, the edge entries, the depth of the cell; in the other modes than TILE_PLAIN a
+    // marked cell's slot words and interior term, and with TILE_SUMS its area.
+    constexpr bool KEEP = MODE != TILE_PLAIN;
     const int cap = ta.cap;
     V4<T>* records = reinterpret_cast<V4<T>*>(shared);
     int4* s_tec = reinterpret_cast<int4*>(records + 6 * cap);
@@ -382,6 +441,7 @@ __device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arr
     T* s_depth = reinterpret_cast<T*>(s_tnl + cap);
     V4<T>* slots = reinterpret_cast<V4<T>*>(s_depth + cap);
     V4<T>* s_int = slots + 6 * cap;
+    T* s_area = reinterpret_cast<T*>(s_int + cap);
     const long long base = (long long)tile * cap;
     each_place(cap, [&](int q) {
         copy_async(&s_tec[q], &ta.tec[base + q]);
@@ -393,8 +453,19 @@ __device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arr
         if (cc.x < 0) return;
         int around[3] = {cc.y, cc.z, cc.w};
         int c = cc.x & TILE_CELL_MASK;
-        V4<T>* in = FINISH && (cc.x & TILE_FINISHED_CELL) != 0 ? s_int + k : o.interior + c;
-        s_depth[k] = reconstruct_cell(a.v1, a.v2, o.wr, o.ln, o.n_cells, c, around, m, records + 6 * k, in);
+        bool kept = KEEP && (cc.x & TILE_FINISHED_CELL) != 0;
+        if (MODE == TILE_FINISH && kept) {
+            // The words the cell's update reads after the edges, asked of the L2 now (1.5% off
+            // the step at 10^6 cells on an H200, BENCHMARKS.md); the cell's state (v1, v2) the
+            // reconstruction reads here.
+            prefetch_l2(a.lo + c);
+            prefetch_l2(a.o1 + c);
+            prefetch_l2(a.o2 + c);
+            prefetch_l2(a.olo + c);
+        }
+        V4<T>* in = kept ? s_int + k : o.interior + c;
+        T* area = MODE == TILE_SUMS && kept ? s_area + k : nullptr;
+        s_depth[k] = reconstruct_cell(a.v1, a.v2, o.wr, o.ln, o.n_cells, c, around, m, records + 6 * k, in, area);
     });
     copy_async_wait();
     __syncthreads();
@@ -410,7 +481,7 @@ __device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arr
             return r;
         };
         auto put = [&](int4 at, int side, bool quiet, const V4<T>& w1, const V4<T>& w2) {
-            if (FINISH) {
+            if (KEEP) {
                 // The place, read again from shared memory too.
                 int l = reinterpret_cast<const volatile int*>(&s_tloc[q])[side];
                 if ((l & TILE_FINISHED_PLACE) != 0) {
@@ -426,17 +497,31 @@ __device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arr
                      s_depth[pj], m, t, again, put))
             atomicAdd(&a.scratch[2], 1ull);
     });
-    if (!FINISH) return;
+    if (!KEEP) return;
     __syncthreads();
+    // The time step's minimum over the block's marked cells (TILE_SUMS).
+    unsigned long long bits = ~0ull;
     each_place(cap, [&](int k) {
         int x = ta.cells[base + k].x;
         if (x < 0 || (x & TILE_FINISHED_CELL) == 0) return;
         int c = x & TILE_CELL_MASK;
         const V4<T>* w = slots + 6 * k;
-        if (!update2_cell<T, false>(a.v1[c], a.v2[c], a.lo[c], slot_sum(w[0], w[2], w[4]), slot_sum(w[1], w[3], w[5]),
-                                    s_int[k], m, dt, T(0), 1, a.o1, a.o2, a.olo, c))
+        V4<T> f1, f2;
+        fold_sums(slot_sum(w[0], w[2], w[4]), slot_sum(w[1], w[3], w[5]), s_int[k], f1, f2);
+        if (MODE == TILE_SUMS) {
+            a.acc[c] = f1;
+            a.acc[a.stride + c] = f2;
+            unsigned long long b = cell_dt_from(slot_z(w[0].w) + slot_z(w[2].w) + slot_z(w[4].w), s_area[k], factor);
+            bits = b < bits ? b : bits;
+        } else if (!update2_cell<T, false>(a.v1[c], a.v2[c], a.lo[c], f1, f2, m, factor, T(0), 1, a.o1, a.o2, a.olo,
+                                           c)) {
             atomicOr(&a.scratch[1], 1ull);
+        }
     });
+    if (MODE == TILE_SUMS) {
+        bits = block_min_bits(bits);
+        if (threadIdx.x == 0 && bits != ~0ull) atomicMin(&a.scratch[0], bits);
+    }
 }
 
 // The tile kernel's records: dynamic shared memory (the host program of tests/kernels_host.rs
@@ -465,20 +550,31 @@ extern __shared__ __align__(16) unsigned char pycno_tile_records[];
     /* Tiles tile_begin.. (one block each), dynamic shared memory as tile2_kernel lays it out. */             \
     extern "C" __global__ void TILE_BOUNDS tile2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta,     \
                                                           Model<T> m, int tile_begin, T t) {                      \
-        tile2_kernel<T, false>(a, o, ta, tile_begin + blockIdx.x, m, t, T(0), pycno_tile_records);                \
+        tile2_kernel<T, TILE_PLAIN>(a, o, ta, tile_begin + blockIdx.x, m, t, T(0), pycno_tile_records);           \
+    }                                                                                                             \
+    /* The first stage's tiles summing their cells' slots, and their time steps (two_gamma: 2 gamma); here */    \
+    /* for tests/kernels_host.rs (the device-resident steps have it in resident.cu). */                          \
+    extern "C" __global__ void TILE_BOUNDS tile2_sums_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta,\
+                                                               Model<T> m, int tile_begin, T t, T two_gamma) {    \
+        tile2_kernel<T, TILE_SUMS>(a, o, ta, tile_begin + blockIdx.x, m, t, two_gamma, pycno_tile_records);       \
     }                                                                                                             \
     /* Tiles finishing their cells with the step dt (the device-resident steps' second stage has it in */       \
     /* resident.cu; here for tests/kernels_host.rs). */                                                          \
     extern "C" __global__ void TILE_BOUNDS tile2_finish_##SUFFIX(Arrays<T> a, Order2Arrays<T> o,                \
                                                                  TileArrays<T> ta, Model<T> m, int tile_begin, T t,\
                                                                  T dt) {                                          \
-        tile2_kernel<T, true>(a, o, ta, tile_begin + blockIdx.x, m, t, dt, pycno_tile_records);                   \
+        tile2_kernel<T, TILE_FINISH>(a, o, ta, tile_begin + blockIdx.x, m, t, dt, pycno_tile_records);            \
     }                                                                                                             \
-    /* rest: the n_rest cells to update (null: every owned cell). */                                             \
+    /* rest: the n_rest cells to update (null: every owned cell); summed: the cells whose sums the tiles */      \
+    /* stored (null: none). */                                                                                   \
     extern "C" __global__ void update2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, T dt, int second,     \
-                                                const int* rest, int n_rest) {                                    \
+                                                const int* rest, int n_rest, const unsigned* summed) {            \
         update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride, a.n_owned, m, dt,     \
-                          a.scratch, a.coriolis, second, rest, n_rest);                                           \
+                          a.scratch, a.coriolis, second, rest, n_rest, summed);                                   \
+    }                                                                                                             \
+    /* The time step's minimum over the n_rest cells of rest (dt_kernel over a list; tests/kernels_host.rs). */  \
+    extern "C" __global__ void dt_rest_##SUFFIX(Arrays<T> a, T two_gamma, const int* rest, int n_rest) {         \
+        dt_kernel<T>(a.v2, a.acc, a.stride, n_rest, two_gamma, a.scratch, rest);                                  \
     }
 
 PYCNO_ORDER2_KERNELS(float, f32, __launch_bounds__(256, 3))

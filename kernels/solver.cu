@@ -109,12 +109,19 @@ __device__ __forceinline__ V4<T> layer2_word(const V4<T>* __restrict__ acc, cons
 // A slot's Z (+0 for a quiet slot; a NaN stays NaN).
 template <typename T> __device__ __forceinline__ T slot_z(T z) { return z < T(0) ? T(0) : z; }
 
+// A cell's time step as the bits the minimum compares, from its slots' Z summed ((slot 0 +
+// slot 1) + slot 2, each slot_z) and its area; ~0 where there is none. Also taken by the first
+// stage's tiles at order 2 for the cells they sum (order2.cu, TILE_SUMS).
+template <typename T> __device__ __forceinline__ unsigned long long cell_dt_from(T z, T area, T two_gamma) {
+    T dt = two_gamma * area / z;
+    return dt > T(0) ? min_bits(dt) : ~0ull;
+}
+
 template <typename T>
 __device__ __forceinline__ unsigned long long cell_dt_bits(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc,
                                                            long long stride, long long c, T two_gamma) {
-    T z = slot_z(acc[c].w) + slot_z(acc[2 * stride + c].w) + slot_z(acc[4 * stride + c].w);
-    T dt = two_gamma * v2[c].w / z;
-    return dt > T(0) ? min_bits(dt) : ~0ull;
+    return cell_dt_from(slot_z(acc[c].w) + slot_z(acc[2 * stride + c].w) + slot_z(acc[4 * stride + c].w), v2[c].w,
+                        two_gamma);
 }
 
 // The minimum of every thread's `bits` over the block, valid in thread 0 (every thread of
@@ -140,11 +147,14 @@ __device__ __forceinline__ unsigned long long block_min_bits(unsigned long long 
     return bits;
 }
 
+// Over cells 0..n, or with `rest` the n cells listed there.
 template <typename T>
 __device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc, long long stride,
-                                          int n, T two_gamma, unsigned long long* __restrict__ scratch) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned long long bits = block_min_bits(c < n ? cell_dt_bits(v2, acc, stride, c, two_gamma) : ~0ull);
+                                          int n, T two_gamma, unsigned long long* __restrict__ scratch,
+                                          const int* __restrict__ rest = nullptr) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int c = rest != nullptr && i < n ? rest[i] : i;
+    unsigned long long bits = block_min_bits(i < n ? cell_dt_bits(v2, acc, stride, c, two_gamma) : ~0ull);
     if (threadIdx.x == 0) atomicMin(&scratch[0], bits);
 }
 

@@ -103,6 +103,8 @@ fn compare<T: Real>(exe: &Path, dir: &Path, name: &str, s: &Scenario, steps: u64
     // The cells the second stage's update takes (src/solver/cuda/order2.rs).
     let rest = Tiles::<T>::unfinished(&finished, n);
     w("rest.bin", bytes(&rest));
+    // The cells whose sums the first stage's tiles store, as the update reads them.
+    w("summed.bin", bytes(&Tiles::<T>::finished_bits(&finished, n)));
     w("tcap.bin", bytes(&[tiles.cap as i32]));
     w("tcells.bin", bytes(&tiles.cells));
     w("tec.bin", bytes(&tiles.tec));
@@ -120,9 +122,10 @@ fn compare<T: Real>(exe: &Path, dir: &Path, name: &str, s: &Scenario, steps: u64
     })
     .unwrap();
     // The two kernels, then the tile kernel, then the tile kernel finishing its cells at the
-    // second stage (as the device-resident steps, where the model has no sources).
+    // second stage, and with that summing them at the first (as the device-resident steps,
+    // where the model has no sources).
     assert!(!m.has_sources(), "{name}: the tiles finish cells only without sources");
-    for mode in ["two kernels", "tiles", "finish"] {
+    for mode in ["two kernels", "tiles", "finish", "sums"] {
         let mut cmd = Command::new(exe);
         cmd.arg(dir).args([T::NAME, &steps.to_string(), &gamma]);
         if mode != "two kernels" {

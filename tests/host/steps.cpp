@@ -5,7 +5,9 @@
 // kernel over the tiles written there; dt at the first stage, update2, the buffer sets swapped
 // after each stage; with `finish` the second stage's tiles finish the cells marked in them as
 // the device-resident steps of src/solver/cuda/resident.rs have them, and the update takes
-// only the cells of rest.bin) and writes the state, the time steps, the flags, and the edge
+// only the cells of rest.bin; with `sums` also the first stage's tiles sum those cells' slots
+// and take their time steps, the time step then takes the cells of rest.bin and the update
+// reads the sums of the cells of summed.bin) and writes the state, the time steps, the flags, and the edge
 // values of a reconstruction of the final state.
 #include "prelude.h"
 #include "kernels.cu"
@@ -16,10 +18,12 @@ template <class T> void run(const std::string& d, int steps, double gamma,
                             void (*rec)(Arrays<T>, Order2Arrays<T>, Model<T>, int, int, int),
                             void (*edge)(Arrays<T>, Order2Arrays<T>, Model<T>, int, int, T),
                             void (*dtk)(Arrays<T>, T),
-                            void (*upd)(Arrays<T>, Order2Arrays<T>, Model<T>, T, int, const int*, int),
+                            void (*dt_rest)(Arrays<T>, T, const int*, int),
+                            void (*upd)(Arrays<T>, Order2Arrays<T>, Model<T>, T, int, const int*, int, const unsigned*),
                             void (*tile)(Arrays<T>, Order2Arrays<T>, TileArrays<T>, Model<T>, int, T),
+                            void (*tile_sums)(Arrays<T>, Order2Arrays<T>, TileArrays<T>, Model<T>, int, T, T),
                             void (*tile_finish)(Arrays<T>, Order2Arrays<T>, TileArrays<T>, Model<T>, int, T, T),
-                            bool tiled, bool finish) {
+                            bool tiled, bool finish, bool sums) {
     auto hdr = readv<long long>(d + "/hdr.bin");
     int nc = hdr[0], no = hdr[1], ne = hdr[2];
     auto mb = readv<char>(d + "/model.bin");
@@ -33,6 +37,7 @@ template <class T> void run(const std::string& d, int steps, double gamma,
     auto recon = readv<unsigned char>(d + "/recon.bin");
     std::vector<int> tcells, tec, tloc; std::vector<T> tnl; int cap = 0;
     std::vector<int> rest; if (finish) rest = readv<int>(d + "/rest.bin");
+    std::vector<unsigned> summed; if (sums) summed = readv<unsigned>(d + "/summed.bin");
     if (tiled) { tcells = readv<int>(d + "/tcells.bin"); cap = readv<int>(d + "/tcap.bin")[0];
                  tec = readv<int>(d + "/tec.bin"); tloc = readv<int>(d + "/tloc.bin"); tnl = readv<T>(d + "/tnl.bin"); }
     TileArrays<T> ta = {(int4*)tcells.data(), (int4*)tec.data(), (int2*)tloc.data(), (V2<T>*)tnl.data(), cap};
@@ -49,18 +54,20 @@ template <class T> void run(const std::string& d, int steps, double gamma,
             double te = stage == 0 ? t : t + dts.back();
             if (tiled) {
                 if (finish && stage == 1) each<T>(ntiles, [&] { tile_finish(a, o, ta, m, 0, (T)te, (T)dts.back()); });
+                else if (sums && stage == 0) each<T>(ntiles, [&] { tile_sums(a, o, ta, m, 0, (T)te, (T)(2.0 * gamma)); });
                 else each<T>(ntiles, [&] { tile(a, o, ta, m, 0, (T)te); });
             } else {
                 each<T>(nc, [&] { rec(a, o, m, 0, nc, 3); });
                 each<T>(ne, [&] { edge(a, o, m, 0, ne, (T)te); });
             }
             if (stage == 0) {
-                each<T>(no, [&] { dtk(a, (T)(2.0 * gamma)); });
+                if (sums) each<T>((int)rest.size() > 0 ? (int)rest.size() : 1, [&] { dt_rest(a, (T)(2.0 * gamma), rest.data(), (int)rest.size()); });
+                else each<T>(no, [&] { dtk(a, (T)(2.0 * gamma)); });
                 T dtv; if (sizeof(T) == 4) { unsigned u = (unsigned)scratch[0]; memcpy(&dtv, &u, 4); } else { memcpy(&dtv, &scratch[0], 8); }
                 dts.push_back((double)dtv);
             }
-            if (finish && stage == 1) each<T>((int)rest.size() > 0 ? (int)rest.size() : 1, [&] { upd(a, o, m, (T)dts.back(), stage, rest.data(), (int)rest.size()); });
-            else each<T>(no, [&] { upd(a, o, m, (T)dts.back(), stage, nullptr, 0); });
+            if (finish && stage == 1) each<T>((int)rest.size() > 0 ? (int)rest.size() : 1, [&] { upd(a, o, m, (T)dts.back(), stage, rest.data(), (int)rest.size(), nullptr); });
+            else each<T>(no, [&] { upd(a, o, m, (T)dts.back(), stage, nullptr, 0, sums ? summed.data() : nullptr); });
             std::swap(v1, o1); std::swap(v2, o2); std::swap(lo, olo);
         }
         t += dts.back();
@@ -81,7 +88,7 @@ template <class T> void run(const std::string& d, int steps, double gamma,
 int main(int argc, char** argv) {
     std::string d = argv[1], p = argv[2]; int steps = atoi(argv[3]); double gamma = atof(argv[4]);
     std::string mode = argc > 5 ? argv[5] : "";
-    bool finish = mode == "finish", tiled = finish || mode == "tiles";
-    if (p == "f32") run<float>(d, steps, gamma, reconstruct_f32, edge2_f32, dt_f32, update2_f32, tile2_f32, tile2_finish_f32, tiled, finish);
-    else run<double>(d, steps, gamma, reconstruct_f64, edge2_f64, dt_f64, update2_f64, tile2_f64, tile2_finish_f64, tiled, finish);
+    bool sums = mode == "sums", finish = sums || mode == "finish", tiled = finish || mode == "tiles";
+    if (p == "f32") run<float>(d, steps, gamma, reconstruct_f32, edge2_f32, dt_f32, dt_rest_f32, update2_f32, tile2_f32, tile2_sums_f32, tile2_finish_f32, tiled, finish, sums);
+    else run<double>(d, steps, gamma, reconstruct_f64, edge2_f64, dt_f64, dt_rest_f64, update2_f64, tile2_f64, tile2_sums_f64, tile2_finish_f64, tiled, finish, sums);
 }

@@ -66,16 +66,18 @@ fn tile_threads(float_bytes: usize) -> usize {
 
 /// The tile kernel's shared memory for tiles of `cap` places (`tile2_kernel` in
 /// `kernels/order2.cu` lays it out): per place a cell's six records and its depth, and an
-/// edge's entries (int4, int2 and two floats); where the tile finishes its cells (`finish`),
-/// a finished cell's six slot words and its interior term too (62 KB in float32, over the 48 KB
-/// a block gets without asking: `allow_tile_shared`).
-fn tile_shared_bytes(cap: usize, float_bytes: usize, finish: bool) -> usize {
-    let slots = if finish { 7 * 4 * float_bytes } else { 0 };
+/// edge's entries (int4, int2 and two floats); where the tile keeps its marked cells' words
+/// (`keep`: it sums or finishes them), a marked cell's six slot words, its interior term and
+/// its area too (63.5 KB in float32, over the 48 KB a block gets without asking:
+/// `allow_tile_shared`).
+fn tile_shared_bytes(cap: usize, float_bytes: usize, keep: bool) -> usize {
+    let slots = if keep { 7 * 4 * float_bytes + float_bytes } else { 0 };
     cap * (6 * 4 * float_bytes + float_bytes + 16 + 8 + 2 * float_bytes + slots)
 }
 
-/// Lets the tile kernel `f` that finishes cells (`tile2_finish_resident`, of floats of
-/// `float_bytes`) take the shared memory it needs (`tile_shared_bytes`).
+/// Lets the tile kernel `f` that keeps its marked cells' words (`tile2_sums_resident`,
+/// `tile2_finish_resident`, of floats of `float_bytes`) take the shared memory it needs
+/// (`tile_shared_bytes`).
 pub(super) fn allow_tile_shared(f: &CudaFunction, float_bytes: usize) -> Result<()> {
     let bytes = tile_shared_bytes(tile_threads(float_bytes), float_bytes, true);
     f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
@@ -124,8 +126,11 @@ struct DeviceTiles<T> {
     cover: TileCover,
     threads: usize,
     /// Where the tiles can finish cells (no sources): the owned cells they do not finish
-    /// (`Tiles::finishing`), which the second stage's update then takes, and how many.
+    /// (`Tiles::finishing`), which the second stage's update and the first stage's time step
+    /// then take, and how many; and the others as a bit per owned cell (`summed`: the first
+    /// stage's update reads their sums).
     rest: Option<(CudaSlice<i32>, usize)>,
+    summed: Option<CudaSlice<u32>>,
     /// Whether the device-resident steps finish cells (`finish_on`, `set_tile_finish`).
     finish: bool,
 }
@@ -141,12 +146,12 @@ impl<T: CudaReal> DeviceTiles<T> {
         }
     }
     /// The launch of tiles `tiles`: a block each, its records in dynamic shared memory (and
-    /// the finished cells' slot words where it finishes them).
-    fn config(&self, tiles: &Range<usize>, finish: bool) -> LaunchConfig {
+    /// the marked cells' words where it keeps them).
+    fn config(&self, tiles: &Range<usize>, keep: bool) -> LaunchConfig {
         LaunchConfig {
             grid_dim: (tiles.len() as u32, 1, 1),
             block_dim: (self.threads as u32, 1, 1),
-            shared_mem_bytes: tile_shared_bytes(self.threads, std::mem::size_of::<T>(), finish) as u32,
+            shared_mem_bytes: tile_shared_bytes(self.threads, std::mem::size_of::<T>(), keep) as u32,
         }
     }
 }
@@ -257,7 +262,9 @@ impl<T: CudaReal> CudaBackend<T> {
             let threads = tile_threads(std::mem::size_of::<T>());
             let splits = [0, lay.n_inner_edges.min(self.n_edges), self.n_edges];
             let mut plan = Tiles::build(&lay.edge_cells, &lay.edge_normal, &lay.across[..cells], &splits, threads);
-            let rest = (!self.model.has_sources()).then(|| Tiles::<T>::unfinished(&plan.finishing(cells, n), n));
+            let finished = (!self.model.has_sources()).then(|| plan.finishing(cells, n));
+            let rest = finished.as_ref().map(|f| Tiles::<T>::unfinished(f, n));
+            let summed = finished.as_ref().map(|f| Tiles::<T>::finished_bits(f, n));
             // At least one element each: no allocation may be empty.
             let ints =
                 |v: &[i32]| s.clone_htod(if v.is_empty() { &[0][..] } else { v }).map_err(|e| up("the tiles", e));
@@ -270,6 +277,7 @@ impl<T: CudaReal> CudaBackend<T> {
                 cover: plan.cover,
                 threads,
                 rest: rest.map(|r| Ok::<_, anyhow::Error>((ints(&r)?, r.len()))).transpose()?,
+                summed: summed.map(|b| s.clone_htod(&b).map_err(|e| up("the tiles", e))).transpose()?,
                 finish: finish_on(n),
             })
         } else {
@@ -303,12 +311,12 @@ impl<T: CudaReal> CudaBackend<T> {
     }
 
     /// The tiles covering the edges `edges` as the tile kernel takes them (arrays, launch,
-    /// first tile), or None where the reconstruction and the edge pass are two kernels; `finish`:
-    /// for the launch that finishes cells (`order2_rest`).
+    /// first tile), or None where the reconstruction and the edge pass are two kernels; `keep`:
+    /// for the launches that sum or finish cells (`order2_rest`).
     pub(super) fn order2_tiles(
         &self,
         edges: Range<usize>,
-        finish: bool,
+        keep: bool,
     ) -> Result<Option<(TileDevice, LaunchConfig, i32)>> {
         let Some(tiles) = &self.order2().tiles else {
             return Ok(None);
@@ -316,7 +324,7 @@ impl<T: CudaReal> CudaBackend<T> {
         let Some(run) = tiles.cover.covering(&edges) else {
             bail!("second order on {}: no tiles cover the edges {edges:?}", self.device);
         };
-        Ok(Some((tiles.device(&self.stream), tiles.config(&run, finish), run.start as i32)))
+        Ok(Some((tiles.device(&self.stream), tiles.config(&run, keep), run.start as i32)))
     }
 
     /// Where the tiles finish cells at the second stage (device-resident steps): the cells
@@ -324,6 +332,18 @@ impl<T: CudaReal> CudaBackend<T> {
     pub(super) fn order2_rest(&self) -> Option<(u64, usize)> {
         let tiles = self.order2().tiles.as_ref().filter(|t| t.finish)?;
         tiles.rest.as_ref().map(|(r, n)| (address(r, &self.stream), *n))
+    }
+
+    /// Where the first stage's tiles also sum the cells they finish at the second (`TILE_SUMS`
+    /// in `kernels/order2.cu`; one GPU: the time-step kernel of several takes every cell's
+    /// slots): the bits of those cells, for the update, as a device address. With the
+    /// finishing, unless `PYCNO_TILE_SUMS=0`.
+    pub(super) fn order2_summed(&self) -> Option<u64> {
+        if self.ipc.is_some() || self.peer.is_some() || std::env::var("PYCNO_TILE_SUMS").is_ok_and(|v| v == "0") {
+            return None;
+        }
+        let tiles = self.order2().tiles.as_ref().filter(|t| t.finish)?;
+        tiles.summed.as_ref().map(|b| address(b, &self.stream))
     }
 
     /// Whether the device-resident steps' second-stage tiles finish the cells whose edges they
@@ -401,10 +421,10 @@ impl<T: CudaReal> CudaBackend<T> {
         self.launch_budget(0.5 * dt.f64())?;
         let (k, flag) = if second { (timing::STAGE2, 1i32) } else { (timing::STAGE1, 0i32) };
         // Host-driven steps finish no cells in the tiles: every owned cell is updated here.
-        let (rest, n_rest) = (0u64, 0i32);
+        let (rest, n_rest, summed) = (0u64, 0i32, 0u64);
         self.launch(k, |s| {
             let mut l = s.stream.launch_builder(&s.order2().update_fn);
-            l.arg(&a).arg(&o).arg(&m).arg(&dt).arg(&flag).arg(&rest).arg(&n_rest);
+            l.arg(&a).arg(&o).arg(&m).arg(&dt).arg(&flag).arg(&rest).arg(&n_rest).arg(&summed);
             // SAFETY: the arguments of update2_{f32,f64} in kernels/order2.cu, in order.
             unsafe { l.launch(grid(s.n_owned)) }.map(|_| ())
         })?;

@@ -190,7 +190,9 @@ pub struct ResidentFns {
     reconstruct2: CudaFunction,
     edge2: CudaFunction,
     tile2: CudaFunction,
-    /// The second stage's tiles where they finish cells (`order2.rs`, `order2_rest`).
+    /// The first stage's tiles where they sum cells (`order2.rs`, `order2_summed`), and the
+    /// second stage's where they finish cells (`order2_rest`).
+    tile2_sums: CudaFunction,
     tile2_finish: CudaFunction,
     update2: CudaFunction,
 }
@@ -202,8 +204,10 @@ impl ResidentFns {
                 .load_function(&format!("{op}_resident_{suffix}"))
                 .with_context(|| format!("kernel {op}_resident missing"))
         };
-        let tile2_finish = f("tile2_finish")?;
-        super::order2::allow_tile_shared(&tile2_finish, if suffix == "f32" { 4 } else { 8 })?;
+        let (tile2_sums, tile2_finish) = (f("tile2_sums")?, f("tile2_finish")?);
+        for k in [&tile2_sums, &tile2_finish] {
+            super::order2::allow_tile_shared(k, if suffix == "f32" { 4 } else { 8 })?;
+        }
         Ok(ResidentFns {
             edge: f("edge")?,
             dt: f("dt")?,
@@ -212,6 +216,7 @@ impl ResidentFns {
             reconstruct2: f("reconstruct")?,
             edge2: f("edge2")?,
             tile2: f("tile2")?,
+            tile2_sums,
             tile2_finish,
             update2: f("update2")?,
         })
@@ -331,8 +336,9 @@ impl<T: CudaReal> CudaBackend<T> {
                 let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&p.args), arg(&step)];
                 q.kernel(&p.fns.dt, dt_grid, &args, "the time-step kernel")?;
             } else {
-                // dt_resident_{f32,f64}(a, two_gamma, c, finalize, early)
-                let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize), arg(&early)];
+                // dt_resident_{f32,f64}(a, two_gamma, c, finalize, rest, n_rest, early)
+                let (rest, n_rest) = (0u64, 0i32);
+                let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize), arg(&rest), arg(&n_rest), arg(&early)];
                 q.kernel(&fns.dt, dt_grid, &args, "the time-step kernel")?;
             }
             if self.peer.is_some() {
@@ -390,8 +396,10 @@ impl<T: CudaReal> CudaBackend<T> {
         // The edge pass over the edges of one of the tiles' ranges (0..ne, or with an exchange
         // 0..ni while the halo travels and ni..ne after it), the cells they read reconstructed.
         // Where the tiles finish cells at the second stage (`rest`: the cells they do not), the
-        // update then takes only the rest.
+        // update then takes only the rest; where the first stage's tiles sum those cells
+        // (`summed`), its time step takes only the rest and its update reads their sums.
         let rest = self.order2_rest();
+        let summed = self.order2_summed().filter(|_| rest.is_some());
         let tiles = |finish: bool| -> Result<[_; 3]> {
             Ok([
                 self.order2_tiles(0..ne, finish)?,
@@ -399,7 +407,7 @@ impl<T: CudaReal> CudaBackend<T> {
                 self.order2_tiles(ni..ne, finish)?,
             ])
         };
-        let tiles = [tiles(false)?, tiles(rest.is_some())?];
+        let tiles = [tiles(summed.is_some())?, tiles(rest.is_some())?];
         let ranges = [(0..ne, Cells::All), (0..ni, Cells::Inner(0..self.n_owned)), (ni..ne, Cells::Outer)];
         let pass = |q: &mut Queue, which: usize, a: &DeviceArrays, step: u64, stage: i32| -> Result<()> {
             let (edges, cells) = &ranges[which];
@@ -411,6 +419,12 @@ impl<T: CudaReal> CudaBackend<T> {
                     // tile2_finish_resident_{f32,f64}(a, o, ta, m, tile_begin, c, k, early)
                     let args = [arg(a), arg(&o), arg(ta), arg(&m), arg(first), arg(&c), arg(&step), arg(&early)];
                     return q.kernel(&fns.tile2_finish, *cfg, &args, "the finishing reconstruction and edge kernel");
+                }
+                if stage == 0 && summed.is_some() {
+                    // tile2_sums_resident_{f32,f64}(a, o, ta, m, tile_begin, c, k, two_gamma, early)
+                    let args = [arg(a), arg(&o), arg(ta), arg(&m), arg(first), arg(&c), arg(&step), arg(&two_gamma)];
+                    let args = [&args[..], &[arg(&early)]].concat();
+                    return q.kernel(&fns.tile2_sums, *cfg, &args, "the summing reconstruction and edge kernel");
                 }
                 // tile2_resident_{f32,f64}(a, o, ta, m, tile_begin, c, k, stage, early)
                 let args = [arg(a), arg(&o), arg(ta), arg(&m), arg(first), arg(&c), arg(&step), arg(&stage)];
@@ -459,21 +473,29 @@ impl<T: CudaReal> CudaBackend<T> {
                         let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&p.args), arg(&first)];
                         q.kernel(&p.fns.dt, dt_grid, &args, "the time-step kernel")?;
                     } else {
-                        // dt_resident_{f32,f64}(a, two_gamma, c, finalize, early)
+                        // dt_resident_{f32,f64}(a, two_gamma, c, finalize, rest, n_rest, early): the
+                        // cells the tiles did not sum, where they sum some.
                         let finalize = 1i32;
-                        let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize), arg(&early)];
+                        let (list, n) = match (summed, rest) {
+                            (Some(_), Some((list, n))) => (list, n as i32),
+                            _ => (0u64, 0i32),
+                        };
+                        let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize), arg(&list), arg(&n)];
+                        let args = [&args[..], &[arg(&early)]].concat();
                         q.kernel(&fns.dt, dt_grid, &args, "the time-step kernel")?;
                     }
                 }
-                // update2_resident_{f32,f64}(a, o, m, c, k, second, rest, n_rest, early): at the
-                // second stage only the cells the tiles did not finish, where they finish some.
+                // update2_resident_{f32,f64}(a, o, m, c, k, second, rest, n_rest, summed, early):
+                // at the second stage only the cells the tiles did not finish, where they finish
+                // some; at the first, the sums of those the tiles summed.
                 let (list, n) = match rest {
                     Some((list, n)) if stage == 1 => (list, n),
                     _ => (0u64, self.n_owned),
                 };
                 let n_rest = n as i32;
+                let bits = if stage == 0 { summed.unwrap_or(0) } else { 0u64 };
                 let args = [arg(&a), arg(&o), arg(&m), arg(&c), arg(&step), arg(&stage), arg(&list), arg(&n_rest)];
-                let args = [&args[..], &[arg(&early)]].concat();
+                let args = [&args[..], &[arg(&bits), arg(&early)]].concat();
                 // At least one thread: the first resets the time step's minimum.
                 q.kernel(&fns.update2, grid(n.max(1)), &args, "the update kernel")?;
             }

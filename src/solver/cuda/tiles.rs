@@ -200,6 +200,16 @@ impl<T: Copy + Default> Tiles<T> {
         (0..n_owned as i32).filter(|&c| finished[c as usize] == 0).collect()
     }
 
+    /// The owned cells of `finished` as a bit per cell (bit c % 32 of word c / 32), at least
+    /// one word.
+    pub fn finished_bits(finished: &[u8], n_owned: usize) -> Vec<u32> {
+        let mut bits = vec![0u32; n_owned.div_ceil(32).max(1)];
+        for c in (0..n_owned).filter(|&c| finished[c] != 0) {
+            bits[c / 32] |= 1 << (c % 32);
+        }
+        bits
+    }
+
     pub fn len(&self) -> usize {
         self.tec.len() / self.cap
     }
