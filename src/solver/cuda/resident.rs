@@ -400,12 +400,8 @@ impl<T: CudaReal> CudaBackend<T> {
         // (`summed`), its time step takes only the rest and its update reads their sums.
         let rest = self.order2_rest();
         let summed = self.order2_summed().filter(|_| rest.is_some());
-        let tiles = |finish: bool| -> Result<[_; 3]> {
-            Ok([
-                self.order2_tiles(0..ne, finish)?,
-                self.order2_tiles(0..ni, finish)?,
-                self.order2_tiles(ni..ne, finish)?,
-            ])
+        let tiles = |keep: bool| -> Result<[_; 3]> {
+            Ok([self.order2_tiles(0..ne, keep)?, self.order2_tiles(0..ni, keep)?, self.order2_tiles(ni..ne, keep)?])
         };
         let tiles = [tiles(summed.is_some())?, tiles(rest.is_some())?];
         let ranges = [(0..ne, Cells::All), (0..ni, Cells::Inner(0..self.n_owned)), (ni..ne, Cells::Outer)];
