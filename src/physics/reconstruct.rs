@@ -273,8 +273,9 @@ pub fn limited_gradients<T: Real>(
 /// [`limited_gradients`] takes is +0 or -0, so its gradients are +0 (sums of signed zeros from
 /// +0; phi stays 1, and every other branch sets +0 too) and [`face`] hands the edges the stored
 /// numbers: [`cell`] returns that at once, the same bits without the arithmetic. Most of a
-/// basin is quiet before the waves arrive. (The stencil's weights are finite: `Layout`'s
-/// stencils of a valid mesh; an infinite one would have made a NaN of the zeros.)
+/// basin is quiet before the waves arrive. (For finite numbers, as in every state a run keeps,
+/// `state::is_admissible`, and finite stencil weights, as `Layout` makes them for a valid mesh:
+/// an infinity would have made a NaN of the zeros.)
 #[inline(always)]
 pub fn quiet<T: Real>(a: [T; 4], b: [T; 4], across: [i32; 3], nb: &[([T; 4], [T; 4]); 3]) -> bool {
     let z = T::zero();
