@@ -410,7 +410,7 @@ pub fn edge_boundary_flux<T: Real>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Physics;
+    use crate::physics::Physics;
 
     /// Quiet cells ([`quiet`]) of every kind: both layers thick, one thin or absent, thicknesses
     /// +0, -0 or not, momenta +0 or -0, depths that differ from cell to cell, stencils of any
