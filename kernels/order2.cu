@@ -455,7 +455,7 @@ __device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arr
         int c = cc.x & TILE_CELL_MASK;
         bool kept = KEEP && (cc.x & TILE_FINISHED_CELL) != 0;
         if (MODE == TILE_FINISH && kept) {
-            // The words the cell's update reads after the edges, asked of the L2 now (1.5% off
+            // The words the cell's update reads after the edges, asked of the L2 now (1-2% off
             // the step at 10^6 cells on an H200, BENCHMARKS.md); the cell's state (v1, v2) the
             // reconstruction reads here.
             prefetch_l2(a.lo + c);
@@ -499,7 +499,8 @@ __device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arr
     });
     if (!KEEP) return;
     __syncthreads();
-    // The time step's minimum over the block's marked cells (TILE_SUMS).
+    // The marked cells: summed, with their time steps' minimum over the block (TILE_SUMS), or
+    // finished (TILE_FINISH).
     unsigned long long bits = ~0ull;
     each_place(cap, [&](int k) {
         int x = ta.cells[base + k].x;
