@@ -327,12 +327,12 @@ __device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, con
         f2 = x1;
     } else {
         // Every slot's two words in one round of loads (a quiet slot's layer-2 word is read and
-        // not used: layer2_word's zeros stand for it), not the layer-2 words after the layer-1
-        // words that say whether to read them.
+        // not used: quiet_layer2's zeros stand for it), not the layer-2 words after the layer-1
+        // words that say whether to read them (layer2_word).
         V4<T> s2 = acc[2 * stride + c], x3 = acc[3 * stride + c], s4 = acc[4 * stride + c], x5 = acc[5 * stride + c];
-        V4<T> t1 = s0.w < T(0) ? layer2_word(acc, s0, stride + c) : x1;
-        V4<T> t3 = s2.w < T(0) ? layer2_word(acc, s2, 3 * stride + c) : x3;
-        V4<T> t5 = s4.w < T(0) ? layer2_word(acc, s4, 5 * stride + c) : x5;
+        V4<T> t1 = s0.w < T(0) ? quiet_layer2(s0) : x1;
+        V4<T> t3 = s2.w < T(0) ? quiet_layer2(s2) : x3;
+        V4<T> t5 = s4.w < T(0) ? quiet_layer2(s4) : x5;
         fold_sums(slot_sum(s0, s2, s4), slot_sum(t1, t3, t5), interior[c], f1, f2);
     }
     bool ok = update2_cell<T, true>(v1[c], v2[c], lo[c], f1, f2, m, dt, cell_coriolis(m, coriolis, c), second, o1,
@@ -512,7 +512,7 @@ __device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arr
         if (MODE == TILE_SUMS) {
             a.acc[c] = f1;
             a.acc[a.stride + c] = f2;
-            unsigned long long b = cell_dt_from(slot_z(w[0].w) + slot_z(w[2].w) + slot_z(w[4].w), s_area[k], factor);
+            unsigned long long b = cell_dt_from(slots_z(w[0].w, w[2].w, w[4].w), s_area[k], factor);
             bits = b < bits ? b : bits;
         } else if (!update2_cell<T, false>(a.v1[c], a.v2[c], a.lo[c], f1, f2, m, factor, T(0), 1, a.o1, a.o2, a.olo,
                                            c)) {

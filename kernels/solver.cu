@@ -97,21 +97,29 @@ __device__ __forceinline__ unsigned long long min_bits(double x) { return (unsig
 
 // Cell c's time step 2 gamma |V_c| / Z_c as the bits of a positive float (~0: none).
 // Positive floats order like their bit patterns; NaN (bits above +inf) never wins.
-// A slot's layer-2 word, given its layer-1 word w1: the zeros of w1 where the slot is quiet.
+// The layer-2 word a quiet slot (its layer-1 word w1 has Z < 0) stands for: w1's zeros.
+template <typename T> __device__ __forceinline__ V4<T> quiet_layer2(const V4<T>& w1) {
+    V4<T> w = {w1.x, w1.y, w1.z, T(0)};
+    return w;
+}
+// A slot's layer-2 word, given its layer-1 word w1: read at `at` unless the slot is quiet.
 template <typename T>
 __device__ __forceinline__ V4<T> layer2_word(const V4<T>* __restrict__ acc, const V4<T>& w1, long long at) {
-    if (w1.w < T(0)) {
-        V4<T> w = {w1.x, w1.y, w1.z, T(0)};
-        return w;
-    }
+    if (w1.w < T(0)) return quiet_layer2(w1);
     return acc[at];
 }
 // A slot's Z (+0 for a quiet slot; a NaN stays NaN).
 template <typename T> __device__ __forceinline__ T slot_z(T z) { return z < T(0) ? T(0) : z; }
+// A cell's three slots' Z (the layer-1 words' fourth lanes) summed as the time step sums them,
+// (slot 0 + slot 1) + slot 2: here once for the time-step kernel and the first stage's tiles at
+// order 2 (order2.cu, TILE_SUMS), which must give the same bits.
+template <typename T> __device__ __forceinline__ T slots_z(T z0, T z2, T z4) {
+    return slot_z(z0) + slot_z(z2) + slot_z(z4);
+}
 
-// A cell's time step as the bits the minimum compares, from its slots' Z summed ((slot 0 +
-// slot 1) + slot 2, each slot_z) and its area; ~0 where there is none. Also taken by the first
-// stage's tiles at order 2 for the cells they sum (order2.cu, TILE_SUMS).
+// A cell's time step as the bits the minimum compares, from its slots' Z summed (slots_z) and
+// its area; ~0 where there is none. Also taken by the first stage's tiles at order 2 for the
+// cells they sum (order2.cu, TILE_SUMS).
 template <typename T> __device__ __forceinline__ unsigned long long cell_dt_from(T z, T area, T two_gamma) {
     T dt = two_gamma * area / z;
     return dt > T(0) ? min_bits(dt) : ~0ull;
@@ -120,8 +128,7 @@ template <typename T> __device__ __forceinline__ unsigned long long cell_dt_from
 template <typename T>
 __device__ __forceinline__ unsigned long long cell_dt_bits(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc,
                                                            long long stride, long long c, T two_gamma) {
-    return cell_dt_from(slot_z(acc[c].w) + slot_z(acc[2 * stride + c].w) + slot_z(acc[4 * stride + c].w), v2[c].w,
-                        two_gamma);
+    return cell_dt_from(slots_z(acc[c].w, acc[2 * stride + c].w, acc[4 * stride + c].w), v2[c].w, two_gamma);
 }
 
 // The minimum of every thread's `bits` over the block, valid in thread 0 (every thread of

@@ -472,10 +472,7 @@ impl<T: CudaReal> CudaBackend<T> {
                         // dt_resident_{f32,f64}(a, two_gamma, c, finalize, rest, n_rest, early): the
                         // cells the tiles did not sum, where they sum some.
                         let finalize = 1i32;
-                        let (list, n) = match (summed, rest) {
-                            (Some(_), Some((list, n))) => (list, n as i32),
-                            _ => (0u64, 0i32),
-                        };
+                        let (list, n) = summed.and(rest).map_or((0u64, 0i32), |(list, n)| (list, n as i32));
                         let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize), arg(&list), arg(&n)];
                         let args = [&args[..], &[arg(&early)]].concat();
                         q.kernel(&fns.dt, dt_grid, &args, "the time-step kernel")?;
