@@ -95,8 +95,6 @@ __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const 
 __device__ __forceinline__ unsigned long long min_bits(float x) { return (unsigned long long)__float_as_uint(x); }
 __device__ __forceinline__ unsigned long long min_bits(double x) { return (unsigned long long)__double_as_longlong(x); }
 
-// Cell c's time step 2 gamma |V_c| / Z_c as the bits of a positive float (~0: none).
-// Positive floats order like their bit patterns; NaN (bits above +inf) never wins.
 // The layer-2 word a quiet slot (its layer-1 word w1 has Z < 0) stands for: w1's zeros.
 template <typename T> __device__ __forceinline__ V4<T> quiet_layer2(const V4<T>& w1) {
     V4<T> w = {w1.x, w1.y, w1.z, T(0)};
@@ -125,6 +123,8 @@ template <typename T> __device__ __forceinline__ unsigned long long cell_dt_from
     return dt > T(0) ? min_bits(dt) : ~0ull;
 }
 
+// Cell c's time step 2 gamma |V_c| / Z_c as the bits of a positive float (~0: none).
+// Positive floats order like their bit patterns; NaN (bits above +inf) never wins.
 template <typename T>
 __device__ __forceinline__ unsigned long long cell_dt_bits(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc,
                                                            long long stride, long long c, T two_gamma) {
