@@ -53,6 +53,26 @@ template <typename T> struct Order2Arrays {
     long long n_cells;
 };
 
+// The cells the device-resident steps' tiles neither sum nor finish (tile2_kernel: those with a
+// boundary edge or with edges in two or three tiles, 14% of them at 10^6 cells), and their
+// words in the list's order: the tiles write a listed cell's slot words and interior term at
+// its index k in the list, so that the time step and the updates that take the list read them
+// in order (a 16-byte word per warp lane, all of each sector used) where at the cell's own
+// index each took a sector of its own. The list's areas are copied once (the state's v2.w).
+template <typename T> struct RestArrays {
+    const int* cells;  // cells[k]: the listed cells, ascending; null: no list
+    V4<T>* acc;        // acc[(2 * slot + layer) * n + k]: as the accumulators' words
+    V4<T>* interior;   // interior[k]
+    const T* area;     // area[k]
+    int n;
+};
+
+// Listed cell k's time step (cell_dt_bits of its words in the list's order).
+template <typename T> __device__ __forceinline__ unsigned long long rest_dt_bits(const RestArrays<T>& r, int k, T two_gamma) {
+    return cell_dt_from(slots_z(r.acc[k].w, r.acc[2 * (long long)r.n + k].w, r.acc[4 * (long long)r.n + k].w),
+                        r.area[k], two_gamma);
+}
+
 // The side of a cell at an edge midpoint from its two face records over its depth.
 template <typename T> __device__ __forceinline__ Side<T> face_side(const V4<T>& f1, const V4<T>& f2, T depth) {
     Side<T> s;
@@ -186,15 +206,20 @@ __device__ __forceinline__ bool edge2_at(const V4<T>* __restrict__ v1, const V4<
     return f.fallback;
 }
 
-// Edge ec's words for its side `side` (0: cell ec.x at slot ec.z, 1: ec.y at ec.w) in the
-// accumulators: the layer-1 word, and the layer-2 word unless the slot is quiet (its Z = -1
-// stands for it, solver.cu).
+// A slot's words in accumulators of stride `stride` at index `at` (slot_put: a cell's, or a
+// listed cell's in RestArrays), and edge ec's for its side `side` (acc_put: 0, cell ec.x at
+// slot ec.z; 1, ec.y at ec.w): the layer-1 word, and the layer-2 word unless the slot is quiet
+// (its Z = -1 stands for it, solver.cu).
+template <typename T>
+__device__ __forceinline__ void slot_put(V4<T>* __restrict__ acc, long long stride, long long at, int slot, bool quiet,
+                                         const V4<T>& w1, const V4<T>& w2) {
+    acc[(2 * slot) * stride + at] = w1;
+    if (!quiet) acc[(2 * slot + 1) * stride + at] = w2;
+}
 template <typename T>
 __device__ __forceinline__ void acc_put(V4<T>* __restrict__ acc, long long stride, int4 ec, int side, bool quiet,
                                         const V4<T>& w1, const V4<T>& w2) {
-    int cell = side == 0 ? ec.x : ec.y, slot = side == 0 ? ec.z : ec.w;
-    acc[(2 * slot) * stride + cell] = w1;
-    if (!quiet) acc[(2 * slot + 1) * stride + cell] = w2;
+    slot_put(acc, stride, side == 0 ? ec.x : ec.y, side == 0 ? ec.z : ec.w, quiet, w1, w2);
 }
 
 // One thread per edge of e_begin..e_end between the face records of the reconstruction
@@ -299,12 +324,15 @@ __device__ __forceinline__ bool update2_cell(V4<T> a, V4<T> b, V2<T> l, const V4
 // A stage's update, one thread per cell (update2_cell): reads (v1, v2, lo), writes (o1, o2,
 // olo); at the second stage it first reads the step's start from (o1, o2, olo), each thread its
 // own cell's words (so o1, o2, olo are one pointer each, read and written). The cells are the
-// n_owned owned ones, or with `rest` the n_rest cells listed there: at the second stage of the
-// device-resident steps, those the tiles do not finish (tile2_kernel), so that no thread of
-// the sweep waits on a cell that is done. `summed` (null: none), a bit per owned cell: the
-// cells whose tile stored their folded sums (fold_sums) in their slot 0's two words at the
-// first stage (TILE_SUMS); the update reads those two words instead of six and the interior
-// term. Both are loaded with the bits, so a summed cell costs no second round of loads.
+// n_owned owned ones, their words at their own index, or with a list (`rest.cells`) the listed
+// cells, their words in the list's order (RestArrays), after the owned cells whose tiles
+// stored their sums where `summed` (null: none) is given. The device-resident steps pass the
+// list at the second stage, where the tiles finish the other cells (tile2_kernel), so that no
+// thread of the sweep waits on a cell that is done; and at the first with `summed`, a bit per
+// owned cell: the cells whose tile stored their folded sums (fold_sums) in their slot 0's two
+// words (TILE_SUMS), which the update reads instead of six and the interior term. A thread of
+// the owned sweep whose cell is listed leaves it to the list's thread. The bits are loaded with
+// the words, so a summed cell costs no second round of loads.
 template <typename T>
 __device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
                                                const V2<T>* __restrict__ lo, V4<T>* __restrict__ o1,
@@ -312,15 +340,30 @@ __device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, con
                                                const V4<T>* __restrict__ acc, const V4<T>* __restrict__ interior,
                                                long long stride, int n_owned, const Model<T>& m, T dt,
                                                unsigned long long* __restrict__ scratch,
-                                               const T* __restrict__ coriolis, int second,
-                                               const int* __restrict__ rest, int n_rest,
+                                               const T* __restrict__ coriolis, int second, const RestArrays<T>& rest,
                                                const unsigned* __restrict__ summed) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
-    if (i >= (rest != nullptr ? n_rest : n_owned)) return;
-    int c = rest != nullptr ? rest[i] : i;
-    bool is_summed = summed != nullptr && ((summed[c >> 5] >> (c & 31)) & 1u) != 0;
-    V4<T> s0 = acc[c], x1 = acc[stride + c];
+    const bool listed = rest.cells != nullptr;
+    const int n_lead = !listed || summed != nullptr ? n_owned : 0;
+    if (i >= n_lead + (listed ? rest.n : 0)) return;
+    // The cell, and where its words are: at its index in the accumulators, or in the list's.
+    int c = i;
+    const V4<T>* w = acc;
+    const V4<T>* in = interior + i;
+    long long ws = stride, at = i;
+    bool is_summed = false;
+    if (i < n_lead) {
+        is_summed = summed != nullptr && ((summed[c >> 5] >> (c & 31)) & 1u) != 0;
+        if (listed && !is_summed) return;
+    } else {
+        at = i - n_lead;
+        c = rest.cells[at];
+        w = rest.acc;
+        in = rest.interior + at;
+        ws = rest.n;
+    }
+    V4<T> s0 = w[at], x1 = w[ws + at];
     V4<T> f1, f2;
     if (is_summed) {
         f1 = s0;
@@ -329,11 +372,11 @@ __device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, con
         // Every slot's two words in one round of loads (a quiet slot's layer-2 word is read and
         // not used: quiet_layer2's zeros stand for it), not the layer-2 words after the layer-1
         // words that say whether to read them (layer2_word).
-        V4<T> s2 = acc[2 * stride + c], x3 = acc[3 * stride + c], s4 = acc[4 * stride + c], x5 = acc[5 * stride + c];
+        V4<T> s2 = w[2 * ws + at], x3 = w[3 * ws + at], s4 = w[4 * ws + at], x5 = w[5 * ws + at];
         V4<T> t1 = s0.w < T(0) ? quiet_layer2(s0) : x1;
         V4<T> t3 = s2.w < T(0) ? quiet_layer2(s2) : x3;
         V4<T> t5 = s4.w < T(0) ? quiet_layer2(s4) : x5;
-        fold_sums(slot_sum(s0, s2, s4), slot_sum(t1, t3, t5), interior[c], f1, f2);
+        fold_sums(slot_sum(s0, s2, s4), slot_sum(t1, t3, t5), *in, f1, f2);
     }
     bool ok = update2_cell<T, true>(v1[c], v2[c], lo[c], f1, f2, m, dt, cell_coriolis(m, coriolis, c), second, o1,
                                     o2, olo, c);
@@ -387,6 +430,7 @@ template <typename T> struct TileArrays {
     const int4* tec;    // [tile * cap + q] = the edge's ecells entry; x = -1 past its edges
     const int2* tloc;   // its cells' places in the tile
     const V2<T>* tnl;   // its normal times length, as enormal
+    const int* rest_of;  // [tile * cap + k]: its cell's index in the list of RestArrays, else -1
     int cap;            // places per tile, the block's threads on a GPU
 };
 // A cell the tile finishes (src/solver/cuda/tiles.rs, Tiles::finishing): an owned cell whose
@@ -421,17 +465,21 @@ template <typename F> __device__ __forceinline__ void each_place(int cap, F f) {
 // - TILE_FINISH (second stage): does its update (update2_cell, Heun's step, `factor` = dt);
 //   the update kernel then takes only the other cells (its `rest`).
 // That drops the accumulator words the update and the time step would read back, and at the
-// second stage the update's sweep over every cell (BENCHMARKS.md, issue 21). Each mode is an
+// second stage the update's sweep over every cell (BENCHMARKS.md, issue 21). In both modes the
+// other cells' words go in the list's order (RestArrays, `rest_of`), where those kernels read
+// them; a cell this rank does not own, at its own index as in TILE_PLAIN. Each mode is an
 // instantiation of its own: the register cap holds for the flux in each.
 #define TILE_PLAIN 0
 #define TILE_SUMS 1
 #define TILE_FINISH 2
 template <typename T, int MODE>
 __device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arrays<T>& o, const TileArrays<T>& ta,
-                                             int tile, const Model<T>& m, T t, T factor, unsigned char* shared) {
+                                             const RestArrays<T>& rs, int tile, const Model<T>& m, T t, T factor,
+                                             unsigned char* shared) {
     // Shared memory (tile_shared_bytes in src/solver/cuda/order2.rs): per place the records
     // of a cell, the edge entries, the depth of the cell; in the other modes than TILE_PLAIN a
-    // marked cell's slot words and interior term, and with TILE_SUMS its area.
+    // marked cell's slot words and interior term, with TILE_SUMS its area, and the place's
+    // index in the list (rest_of).
     constexpr bool KEEP = MODE != TILE_PLAIN;
     const int cap = ta.cap;
     V4<T>* records = reinterpret_cast<V4<T>*>(shared);
@@ -442,6 +490,7 @@ __device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arr
     V4<T>* slots = reinterpret_cast<V4<T>*>(s_depth + cap);
     V4<T>* s_int = slots + 6 * cap;
     T* s_area = reinterpret_cast<T*>(s_int + cap);
+    int* s_rest = reinterpret_cast<int*>(s_area + cap);
     const long long base = (long long)tile * cap;
     each_place(cap, [&](int q) {
         copy_async(&s_tec[q], &ta.tec[base + q]);
@@ -450,6 +499,11 @@ __device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arr
     });
     each_place(cap, [&](int k) {
         int4 cc = ta.cells[base + k];
+        int listed = -1;
+        if (KEEP) {
+            listed = ta.rest_of[base + k];
+            s_rest[k] = listed;
+        }
         if (cc.x < 0) return;
         int around[3] = {cc.y, cc.z, cc.w};
         int c = cc.x & TILE_CELL_MASK;
@@ -463,7 +517,7 @@ __device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arr
             prefetch_l2(a.o2 + c);
             prefetch_l2(a.olo + c);
         }
-        V4<T>* in = kept ? s_int + k : o.interior + c;
+        V4<T>* in = kept ? s_int + k : listed >= 0 ? rs.interior + listed : o.interior + c;
         T* area = MODE == TILE_SUMS && kept ? s_area + k : nullptr;
         s_depth[k] = reconstruct_cell(a.v1, a.v2, o.wr, o.ln, o.n_cells, c, around, m, records + 6 * k, in, area);
     });
@@ -488,6 +542,11 @@ __device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arr
                     V4<T>* w = slots + 6 * (l & TILE_PLACE_MASK) + 2 * (side == 0 ? at.z : at.w);
                     w[0] = w1;
                     w[1] = w2;
+                    return;
+                }
+                int listed = s_rest[l & TILE_PLACE_MASK];
+                if (listed >= 0) {
+                    slot_put(rs.acc, (long long)rs.n, listed, side == 0 ? at.z : at.w, quiet, w1, w2);
                     return;
                 }
             }
@@ -551,31 +610,35 @@ extern __shared__ __align__(16) unsigned char pycno_tile_records[];
     /* Tiles tile_begin.. (one block each), dynamic shared memory as tile2_kernel lays it out. */             \
     extern "C" __global__ void TILE_BOUNDS tile2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta,     \
                                                           Model<T> m, int tile_begin, T t) {                      \
-        tile2_kernel<T, TILE_PLAIN>(a, o, ta, tile_begin + blockIdx.x, m, t, T(0), pycno_tile_records);           \
+        tile2_kernel<T, TILE_PLAIN>(a, o, ta, RestArrays<T>{}, tile_begin + blockIdx.x, m, t, T(0),              \
+                                    pycno_tile_records);                                                          \
     }                                                                                                             \
     /* The first stage's tiles summing their cells' slots, and their time steps (two_gamma: 2 gamma); here */    \
     /* for tests/kernels_host.rs (the device-resident steps have it in resident.cu). */                          \
     extern "C" __global__ void TILE_BOUNDS tile2_sums_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta,\
-                                                               Model<T> m, int tile_begin, T t, T two_gamma) {    \
-        tile2_kernel<T, TILE_SUMS>(a, o, ta, tile_begin + blockIdx.x, m, t, two_gamma, pycno_tile_records);       \
+                                                               RestArrays<T> r, Model<T> m, int tile_begin, T t,  \
+                                                               T two_gamma) {                                     \
+        tile2_kernel<T, TILE_SUMS>(a, o, ta, r, tile_begin + blockIdx.x, m, t, two_gamma, pycno_tile_records);    \
     }                                                                                                             \
     /* Tiles finishing their cells with the step dt (the device-resident steps' second stage has it in */       \
     /* resident.cu; here for tests/kernels_host.rs). */                                                          \
     extern "C" __global__ void TILE_BOUNDS tile2_finish_##SUFFIX(Arrays<T> a, Order2Arrays<T> o,                \
-                                                                 TileArrays<T> ta, Model<T> m, int tile_begin, T t,\
-                                                                 T dt) {                                          \
-        tile2_kernel<T, TILE_FINISH>(a, o, ta, tile_begin + blockIdx.x, m, t, dt, pycno_tile_records);            \
+                                                                 TileArrays<T> ta, RestArrays<T> r, Model<T> m,   \
+                                                                 int tile_begin, T t, T dt) {                     \
+        tile2_kernel<T, TILE_FINISH>(a, o, ta, r, tile_begin + blockIdx.x, m, t, dt, pycno_tile_records);         \
     }                                                                                                             \
-    /* rest: the n_rest cells to update (null: every owned cell); summed: the cells whose sums the tiles */      \
-    /* stored (null: none). */                                                                                   \
+    /* rest: the listed cells to update (cells null: every owned cell); summed: the cells whose sums the */      \
+    /* tiles stored (null: none). */                                                                             \
     extern "C" __global__ void update2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, T dt, int second,     \
-                                                const int* rest, int n_rest, const unsigned* summed) {            \
+                                                RestArrays<T> rest, const unsigned* summed) {                     \
         update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride, a.n_owned, m, dt,     \
-                          a.scratch, a.coriolis, second, rest, n_rest, summed);                                   \
+                          a.scratch, a.coriolis, second, rest, summed);                                           \
     }                                                                                                             \
-    /* The time step's minimum over the n_rest cells of rest (dt_kernel over a list; tests/kernels_host.rs). */  \
-    extern "C" __global__ void dt_rest_##SUFFIX(Arrays<T> a, T two_gamma, const int* rest, int n_rest) {         \
-        dt_kernel<T>(a.v2, a.acc, a.stride, n_rest, two_gamma, a.scratch, rest);                                  \
+    /* The time step's minimum over the listed cells (rest_dt_bits; tests/kernels_host.rs). */                   \
+    extern "C" __global__ void dt_rest_##SUFFIX(Arrays<T> a, T two_gamma, RestArrays<T> r) {                     \
+        int k = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
+        unsigned long long bits = block_min_bits(k < r.n ? rest_dt_bits(r, k, two_gamma) : ~0ull);               \
+        if (threadIdx.x == 0) atomicMin(&a.scratch[0], bits);                                                     \
     }
 
 PYCNO_ORDER2_KERNELS(float, f32, __launch_bounds__(256, 3))

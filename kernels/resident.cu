@@ -105,19 +105,21 @@ __device__ void finalize_step(Control* c, unsigned long long bits, unsigned long
 // `finalize` 2 (peer.cu) it leaves them in `out` only, and the caller resets c->blocks: the
 // caller trades them with the other GPUs at once, without a store and a load of its own.
 // `check_stop` false: the caller read the stop flag already. With `rest` the minimum is over
-// the n_rest cells listed there only: at order 2 the first stage's tiles took the others'
-// (order2.cu, TILE_SUMS) into the same word before this kernel.
+// the cells listed there only, their words in the list's order (order2.cu, RestArrays): at
+// order 2 the first stage's tiles took the others' (TILE_SUMS) into the same word before this
+// kernel.
 // Whether this block was the last (every thread gets it).
 template <typename T>
 __device__ __forceinline__ bool dt_resident(const Arrays<T>& a, T two_gamma, Control* c, int finalize,
                                             bool check_stop = true, unsigned long long* out = nullptr,
-                                            const int* __restrict__ rest = nullptr, int n_rest = 0) {
+                                            const RestArrays<T>* rest = nullptr) {
     if (check_stop && *(volatile unsigned long long*)&c->stop != 0) return false;
     unsigned long long bits = ~0ull;
     long long stride = (long long)gridDim.x * blockDim.x;
-    long long n = rest != nullptr ? n_rest : a.n_owned;
+    long long n = rest != nullptr ? rest->n : a.n_owned;
     for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += stride) {
-        unsigned long long b = cell_dt_bits(a.v2, a.acc, a.stride, rest != nullptr ? rest[k] : k, two_gamma);
+        unsigned long long b = rest != nullptr ? rest_dt_bits(*rest, (int)k, two_gamma)
+                                               : cell_dt_bits(a.v2, a.acc, a.stride, k, two_gamma);
         bits = b < bits ? b : bits;
     }
     bits = block_min_bits(bits);
@@ -173,13 +175,19 @@ __device__ __forceinline__ bool update_step(const Arrays<T>& a, const Model<T>& 
         edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, begin, end, m,            \
                        (T)c->t, a.scratch);                                                                      \
     }                                                                                                             \
-    /* finalize: 1 one GPU, 0 NCCL's all-reduce follows (peer.cu's mode 2 is not taken here); rest: the */      \
-    /* n_rest cells to take (null: every owned cell). */                                                         \
+    /* finalize: 1 one GPU, 0 NCCL's all-reduce follows (peer.cu's mode 2 is not taken here). */                \
     extern "C" __global__ void dt_resident_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, int finalize,          \
-                                                     const int* rest, int n_rest, int early) {                    \
+                                                     int early) {                                                 \
         pdl_wait();                                                                                               \
         pdl_trigger(early);                                                                                       \
-        dt_resident<T>(a, two_gamma, c, finalize != 0, true, nullptr, rest, n_rest);                              \
+        dt_resident<T>(a, two_gamma, c, finalize != 0);                                                           \
+    }                                                                                                             \
+    /* Order 2 on one GPU: the listed cells only (order2.cu, RestArrays), the others' taken by the tiles. */     \
+    extern "C" __global__ void dt_rest_resident_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, RestArrays<T> r,  \
+                                                          int early) {                                            \
+        pdl_wait();                                                                                               \
+        pdl_trigger(early);                                                                                       \
+        dt_resident<T>(a, two_gamma, c, 1, true, nullptr, &r);                                                    \
     }                                                                                                             \
     /* One thread, after the all-reduce of the ranks' minima and health flags. */                               \
     extern "C" __global__ void finalize_resident_##SUFFIX(Arrays<T> a, Control* c) {                             \
@@ -245,39 +253,39 @@ template <typename T> __device__ __forceinline__ T stage_time(const Control* c, 
         pdl_trigger(early);                                                                                       \
         if (!stage_runs(c, k, stage)) return;                                                                     \
         T t = stage_time<T>(c, stage);                                                                            \
-        tile2_kernel<T, TILE_PLAIN>(a, o, ta, tile_begin + blockIdx.x, m, t, T(0), pycno_tile_records);           \
+        tile2_kernel<T, TILE_PLAIN>(a, o, ta, RestArrays<T>{}, tile_begin + blockIdx.x, m, t, T(0),              \
+                                    pycno_tile_records);                                                          \
     }                                                                                                             \
     /* The first stage's tiles summing their marked cells' slots and taking their time steps (order2.cu). */    \
     extern "C" __global__ void TILE_BOUNDS tile2_sums_resident_##SUFFIX(                                         \
-        Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta, Model<T> m, int tile_begin, const Control* c,          \
-        unsigned long long k, T two_gamma, int early) {                                                           \
+        Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta, RestArrays<T> r, Model<T> m, int tile_begin,           \
+        const Control* c, unsigned long long k, T two_gamma, int early) {                                         \
         pdl_wait();                                                                                               \
         pdl_trigger(early);                                                                                       \
         if (!stage_runs(c, k, 0)) return;                                                                         \
         T t = stage_time<T>(c, 0);                                                                                \
-        tile2_kernel<T, TILE_SUMS>(a, o, ta, tile_begin + blockIdx.x, m, t, two_gamma, pycno_tile_records);       \
+        tile2_kernel<T, TILE_SUMS>(a, o, ta, r, tile_begin + blockIdx.x, m, t, two_gamma, pycno_tile_records);    \
     }                                                                                                             \
     /* The second stage's tiles finishing their cells (order2.cu), with the step's dt. */                       \
     extern "C" __global__ void TILE_BOUNDS tile2_finish_resident_##SUFFIX(                                       \
-        Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta, Model<T> m, int tile_begin, const Control* c,          \
-        unsigned long long k, int early) {                                                                        \
+        Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta, RestArrays<T> r, Model<T> m, int tile_begin,           \
+        const Control* c, unsigned long long k, int early) {                                                      \
         pdl_wait();                                                                                               \
         pdl_trigger(early);                                                                                       \
         if (!stage_runs(c, k, 1)) return;                                                                         \
         T t = stage_time<T>(c, 1);                                                                                \
-        tile2_kernel<T, TILE_FINISH>(a, o, ta, tile_begin + blockIdx.x, m, t, (T)c->dt, pycno_tile_records);      \
+        tile2_kernel<T, TILE_FINISH>(a, o, ta, r, tile_begin + blockIdx.x, m, t, (T)c->dt, pycno_tile_records);   \
     }                                                                                                             \
-    /* rest: the n_rest cells to update (null: every owned cell); summed: the cells whose sums the tiles */      \
-    /* stored (null: none; order2.cu). */                                                                        \
+    /* rest: the listed cells to update (cells null: every owned cell); summed: the cells whose sums the */      \
+    /* tiles stored (null: none; order2.cu). */                                                                  \
     extern "C" __global__ void update2_resident_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m,            \
                                                           const Control* c, unsigned long long k, int second,     \
-                                                          const int* rest, int n_rest, const unsigned* summed,    \
-                                                          int early) {                                            \
+                                                          RestArrays<T> rest, const unsigned* summed, int early) {\
         pdl_wait();                                                                                               \
         pdl_trigger(early);                                                                                       \
         if (!stage_runs(c, k, 1)) return;                                                                         \
         update2_kernel<T>(a.v1, a.v2, a.lo, a.o1, a.o2, a.olo, a.acc, o.interior, a.stride, a.n_owned, m,         \
-                          (T)c->dt, a.scratch, a.coriolis, second, rest, n_rest, summed);                         \
+                          (T)c->dt, a.scratch, a.coriolis, second, rest, summed);                                 \
     }
 
 PYCNO_RESIDENT2(float, f32, __launch_bounds__(256, 3))

@@ -154,14 +154,12 @@ __device__ __forceinline__ unsigned long long block_min_bits(unsigned long long 
     return bits;
 }
 
-// Over cells 0..n, or with `rest` the n cells listed there.
+// Over cells 0..n.
 template <typename T>
 __device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc, long long stride,
-                                          int n, T two_gamma, unsigned long long* __restrict__ scratch,
-                                          const int* __restrict__ rest = nullptr) {
+                                          int n, T two_gamma, unsigned long long* __restrict__ scratch) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    int c = rest != nullptr && i < n ? rest[i] : i;
-    unsigned long long bits = block_min_bits(i < n ? cell_dt_bits(v2, acc, stride, c, two_gamma) : ~0ull);
+    unsigned long long bits = block_min_bits(i < n ? cell_dt_bits(v2, acc, stride, i, two_gamma) : ~0ull);
     if (threadIdx.x == 0) atomicMin(&scratch[0], bits);
 }
 

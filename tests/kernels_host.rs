@@ -103,6 +103,8 @@ fn compare<T: Real>(exe: &Path, dir: &Path, name: &str, s: &Scenario, steps: u64
     // The cells the second stage's update takes (src/solver/cuda/order2.rs).
     let rest = Tiles::<T>::unfinished(&finished, n);
     w("rest.bin", bytes(&rest));
+    // Where the tiles put those cells' words: each place's index in that list.
+    w("rest_of.bin", bytes(&tiles.listed_places(&rest, nc)));
     // The cells whose sums the first stage's tiles store, as the update reads them.
     w("summed.bin", bytes(&Tiles::<T>::finished_bits(&finished, n)));
     w("tcap.bin", bytes(&[tiles.cap as i32]));

@@ -46,10 +46,25 @@ pub struct TileDevice {
     pub tec: u64,
     pub tloc: u64,
     pub tnl: u64,
+    pub rest_of: u64,
     pub cap: i32,
 }
 // SAFETY: #[repr(C)], integers only, mirrored in kernels/order2.cu.
 unsafe impl DeviceRepr for TileDevice {}
+
+/// `RestArrays<T>` of `kernels/order2.cu`: the cells the device-resident steps' tiles neither
+/// sum nor finish, and their words in the list's order; all zero: no list.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RestDevice {
+    pub cells: u64,
+    pub acc: u64,
+    pub interior: u64,
+    pub area: u64,
+    pub n: i32,
+}
+// SAFETY: #[repr(C)], integers only, mirrored in kernels/order2.cu.
+unsafe impl DeviceRepr for RestDevice {}
 
 /// Threads of a tile's block, and its most edges and cells (`tiles.rs`): 256 in float32 (the
 /// kernel's register cap is for blocks of 256, `kernels/order2.cu`), 128 in float64 where
@@ -68,10 +83,10 @@ fn tile_threads(float_bytes: usize) -> usize {
 /// `kernels/order2.cu` lays it out): per place a cell's six records and its depth, and an
 /// edge's entries (int4, int2 and two floats); where the tile keeps its marked cells' words
 /// (`keep`: it sums or finishes them), a marked cell's six slot words, its interior term and
-/// its area too (63.5 KB in float32, over the 48 KB a block gets without asking:
-/// `allow_tile_shared`).
+/// its area and its cell's index in the list of the others (`RestArrays`) too (63 KB in
+/// float32, over the 48 KB a block gets without asking: `allow_tile_shared`).
 fn tile_shared_bytes(cap: usize, float_bytes: usize, keep: bool) -> usize {
-    let slots = if keep { 7 * 4 * float_bytes + float_bytes } else { 0 };
+    let slots = if keep { 7 * 4 * float_bytes + float_bytes + 4 } else { 0 };
     cap * (6 * 4 * float_bytes + float_bytes + 16 + 8 + 2 * float_bytes + slots)
 }
 
@@ -117,6 +132,28 @@ fn tiles_on(float_bytes: usize) -> bool {
     }
 }
 
+/// The owned cells the tiles neither sum nor finish (`Tiles::unfinished`), and the words the
+/// kernels keep for them in the list's order (`RestArrays` in `kernels/order2.cu`).
+struct RestWords<T> {
+    cells: CudaSlice<i32>,
+    acc: CudaSlice<T>,
+    interior: CudaSlice<T>,
+    area: CudaSlice<T>,
+    n: usize,
+}
+
+impl<T: CudaReal> RestWords<T> {
+    fn device(&self, s: &CudaStream) -> RestDevice {
+        RestDevice {
+            cells: address(&self.cells, s),
+            acc: address(&self.acc, s),
+            interior: address(&self.interior, s),
+            area: address(&self.area, s),
+            n: self.n as i32,
+        }
+    }
+}
+
 /// The tiles on the device.
 struct DeviceTiles<T> {
     cells: CudaSlice<i32>,
@@ -127,9 +164,11 @@ struct DeviceTiles<T> {
     threads: usize,
     /// Where the tiles can finish cells (no sources): the owned cells they do not finish
     /// (`Tiles::finishing`), which the second stage's update and the first stage's time step
-    /// then take, and how many; and the others as a bit per owned cell (`summed`: the first
-    /// stage's update reads their sums).
-    rest: Option<(CudaSlice<i32>, usize)>,
+    /// then take, with their words in the list's order; each place's index in that list
+    /// (`Tiles::listed_places`); and the finished cells as a bit per owned cell (`summed`: the
+    /// first stage's update reads their sums).
+    rest: Option<RestWords<T>>,
+    rest_of: Option<CudaSlice<i32>>,
     summed: Option<CudaSlice<u32>>,
     /// Whether the device-resident steps finish cells (`finish_on`, `set_tile_finish`).
     finish: bool,
@@ -142,6 +181,7 @@ impl<T: CudaReal> DeviceTiles<T> {
             tec: address(&self.tec, s),
             tloc: address(&self.tloc, s),
             tnl: address(&self.tnl, s),
+            rest_of: self.rest_of.as_ref().map_or(0, |r| address(r, s)),
             cap: self.threads as i32,
         }
     }
@@ -268,6 +308,22 @@ impl<T: CudaReal> CudaBackend<T> {
             // At least one element each: no allocation may be empty.
             let ints =
                 |v: &[i32]| s.clone_htod(if v.is_empty() { &[0][..] } else { v }).map_err(|e| up("the tiles", e));
+            let zeros = |k: usize| s.alloc_zeros::<T>(k.max(1)).map_err(|e| up("the listed cells' words", e));
+            let rest_of = rest.as_ref().map(|r| ints(&plan.listed_places(r, cells))).transpose()?;
+            let rest = rest
+                .map(|r| {
+                    // The areas, as the state's v2.w (constant).
+                    let area: Vec<T> =
+                        r.iter().map(|&c| lay.v2[c as usize][3]).chain(std::iter::once(T::zero())).collect();
+                    Ok::<_, anyhow::Error>(RestWords {
+                        cells: ints(&r)?,
+                        acc: zeros(24 * r.len())?,
+                        interior: zeros(4 * r.len())?,
+                        area: s.clone_htod(&area).map_err(|e| up("the listed cells' areas", e))?,
+                        n: r.len(),
+                    })
+                })
+                .transpose()?;
             let tnl: Vec<T> = plan.tnl.iter().flatten().copied().chain(std::iter::once(T::zero())).collect();
             Some(DeviceTiles {
                 cells: ints(bytemuck::cast_slice(&plan.cells))?,
@@ -276,7 +332,8 @@ impl<T: CudaReal> CudaBackend<T> {
                 tnl: s.clone_htod(&tnl).map_err(|e| up("the tiles", e))?,
                 cover: plan.cover,
                 threads,
-                rest: rest.map(|r| Ok::<_, anyhow::Error>((ints(&r)?, r.len()))).transpose()?,
+                rest,
+                rest_of,
                 summed: summed.map(|b| s.clone_htod(&b).map_err(|e| up("the tiles", e))).transpose()?,
                 finish: finish_on(n),
             })
@@ -328,10 +385,10 @@ impl<T: CudaReal> CudaBackend<T> {
     }
 
     /// Where the tiles finish cells at the second stage (device-resident steps): the cells
-    /// the update then takes, as a device address and a count.
-    pub(super) fn order2_rest(&self) -> Option<(u64, usize)> {
+    /// the update then takes, with their words in the list's order.
+    pub(super) fn order2_rest(&self) -> Option<RestDevice> {
         let tiles = self.order2().tiles.as_ref().filter(|t| t.finish)?;
-        tiles.rest.as_ref().map(|(r, n)| (address(r, &self.stream), *n))
+        tiles.rest.as_ref().map(|r| r.device(&self.stream))
     }
 
     /// Where the first stage's tiles also sum the cells they finish at the second (`TILE_SUMS`
@@ -421,10 +478,10 @@ impl<T: CudaReal> CudaBackend<T> {
         self.launch_budget(0.5 * dt.f64())?;
         let (k, flag) = if second { (timing::STAGE2, 1i32) } else { (timing::STAGE1, 0i32) };
         // Host-driven steps finish no cells in the tiles: every owned cell is updated here.
-        let (rest, n_rest, summed) = (0u64, 0i32, 0u64);
+        let (rest, summed) = (RestDevice::default(), 0u64);
         self.launch(k, |s| {
             let mut l = s.stream.launch_builder(&s.order2().update_fn);
-            l.arg(&a).arg(&o).arg(&m).arg(&dt).arg(&flag).arg(&rest).arg(&n_rest).arg(&summed);
+            l.arg(&a).arg(&o).arg(&m).arg(&dt).arg(&flag).arg(&rest).arg(&summed);
             // SAFETY: the arguments of update2_{f32,f64} in kernels/order2.cu, in order.
             unsafe { l.launch(grid(s.n_owned)) }.map(|_| ())
         })?;

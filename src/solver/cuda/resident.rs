@@ -18,6 +18,7 @@
 
 use super::ipc::{Exchange, STOP_TIMEOUT};
 use super::launch::{address, grid, launch_ex, DeviceArrays};
+use super::order2::RestDevice;
 use super::{CudaBackend, CudaReal};
 use crate::solver::backend::{Cells, DeviceBatch, DeviceSteps, DeviceStop};
 use anyhow::{anyhow, bail, Context, Result};
@@ -195,6 +196,8 @@ pub struct ResidentFns {
     tile2_sums: CudaFunction,
     tile2_finish: CudaFunction,
     update2: CudaFunction,
+    /// The time step over the cells the summing tiles leave (`RestArrays`).
+    dt_rest: CudaFunction,
 }
 
 impl ResidentFns {
@@ -219,6 +222,7 @@ impl ResidentFns {
             tile2_sums,
             tile2_finish,
             update2: f("update2")?,
+            dt_rest: f("dt_rest")?,
         })
     }
 }
@@ -336,9 +340,8 @@ impl<T: CudaReal> CudaBackend<T> {
                 let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&p.args), arg(&step)];
                 q.kernel(&p.fns.dt, dt_grid, &args, "the time-step kernel")?;
             } else {
-                // dt_resident_{f32,f64}(a, two_gamma, c, finalize, rest, n_rest, early)
-                let (rest, n_rest) = (0u64, 0i32);
-                let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize), arg(&rest), arg(&n_rest), arg(&early)];
+                // dt_resident_{f32,f64}(a, two_gamma, c, finalize, early)
+                let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize), arg(&early)];
                 q.kernel(&fns.dt, dt_grid, &args, "the time-step kernel")?;
             }
             if self.peer.is_some() {
@@ -397,9 +400,11 @@ impl<T: CudaReal> CudaBackend<T> {
         // 0..ni while the halo travels and ni..ne after it), the cells they read reconstructed.
         // Where the tiles finish cells at the second stage (`rest`: the cells they do not), the
         // update then takes only the rest; where the first stage's tiles sum those cells
-        // (`summed`), its time step takes only the rest and its update reads their sums.
+        // (`summed`), its time step takes only the rest and its update reads their sums. The
+        // tiles that sum or finish put the rest's words in the list's order.
         let rest = self.order2_rest();
         let summed = self.order2_summed().filter(|_| rest.is_some());
+        let listed = rest.unwrap_or_default();
         let tiles = |keep: bool| -> Result<[_; 3]> {
             Ok([self.order2_tiles(0..ne, keep)?, self.order2_tiles(0..ni, keep)?, self.order2_tiles(ni..ne, keep)?])
         };
@@ -412,14 +417,15 @@ impl<T: CudaReal> CudaBackend<T> {
                     return Ok(());
                 }
                 if stage == 1 && rest.is_some() {
-                    // tile2_finish_resident_{f32,f64}(a, o, ta, m, tile_begin, c, k, early)
-                    let args = [arg(a), arg(&o), arg(ta), arg(&m), arg(first), arg(&c), arg(&step), arg(&early)];
+                    // tile2_finish_resident_{f32,f64}(a, o, ta, rest, m, tile_begin, c, k, early)
+                    let args = [arg(a), arg(&o), arg(ta), arg(&listed), arg(&m), arg(first), arg(&c), arg(&step)];
+                    let args = [&args[..], &[arg(&early)]].concat();
                     return q.kernel(&fns.tile2_finish, *cfg, &args, "the finishing reconstruction and edge kernel");
                 }
                 if stage == 0 && summed.is_some() {
-                    // tile2_sums_resident_{f32,f64}(a, o, ta, m, tile_begin, c, k, two_gamma, early)
-                    let args = [arg(a), arg(&o), arg(ta), arg(&m), arg(first), arg(&c), arg(&step), arg(&two_gamma)];
-                    let args = [&args[..], &[arg(&early)]].concat();
+                    // tile2_sums_resident_{f32,f64}(a, o, ta, rest, m, tile_begin, c, k, two_gamma, early)
+                    let args = [arg(a), arg(&o), arg(ta), arg(&listed), arg(&m), arg(first), arg(&c), arg(&step)];
+                    let args = [&args[..], &[arg(&two_gamma), arg(&early)]].concat();
                     return q.kernel(&fns.tile2_sums, *cfg, &args, "the summing reconstruction and edge kernel");
                 }
                 // tile2_resident_{f32,f64}(a, o, ta, m, tile_begin, c, k, stage, early)
@@ -468,27 +474,28 @@ impl<T: CudaReal> CudaBackend<T> {
                         let first = 2 * step;
                         let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&p.args), arg(&first)];
                         q.kernel(&p.fns.dt, dt_grid, &args, "the time-step kernel")?;
+                    } else if summed.is_some() {
+                        // dt_rest_resident_{f32,f64}(a, two_gamma, c, rest, early): the cells the
+                        // tiles did not sum.
+                        let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&listed), arg(&early)];
+                        q.kernel(&fns.dt_rest, dt_grid, &args, "the time-step kernel")?;
                     } else {
-                        // dt_resident_{f32,f64}(a, two_gamma, c, finalize, rest, n_rest, early): the
-                        // cells the tiles did not sum, where they sum some.
+                        // dt_resident_{f32,f64}(a, two_gamma, c, finalize, early)
                         let finalize = 1i32;
-                        let (list, n) = summed.and(rest).map_or((0u64, 0i32), |(list, n)| (list, n as i32));
-                        let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize), arg(&list), arg(&n)];
-                        let args = [&args[..], &[arg(&early)]].concat();
+                        let args = [arg(&a), arg(&two_gamma), arg(&c), arg(&finalize), arg(&early)];
                         q.kernel(&fns.dt, dt_grid, &args, "the time-step kernel")?;
                     }
                 }
-                // update2_resident_{f32,f64}(a, o, m, c, k, second, rest, n_rest, summed, early):
-                // at the second stage only the cells the tiles did not finish, where they finish
-                // some; at the first, the sums of those the tiles summed.
-                let (list, n) = match rest {
-                    Some((list, n)) if stage == 1 => (list, n),
-                    _ => (0u64, self.n_owned),
+                // update2_resident_{f32,f64}(a, o, m, c, k, second, rest, summed, early): at the
+                // second stage only the cells the tiles did not finish, where they finish some;
+                // at the first, the sums of those the tiles summed, then the others.
+                let (list, bits, n) = match (stage, rest, summed) {
+                    (1, Some(r), _) => (r, 0u64, r.n as usize),
+                    (0, Some(r), Some(b)) => (r, b, self.n_owned + r.n as usize),
+                    _ => (RestDevice::default(), 0u64, self.n_owned),
                 };
-                let n_rest = n as i32;
-                let bits = if stage == 0 { summed.unwrap_or(0) } else { 0u64 };
-                let args = [arg(&a), arg(&o), arg(&m), arg(&c), arg(&step), arg(&stage), arg(&list), arg(&n_rest)];
-                let args = [&args[..], &[arg(&bits), arg(&early)]].concat();
+                let args = [arg(&a), arg(&o), arg(&m), arg(&c), arg(&step), arg(&stage), arg(&list), arg(&bits)];
+                let args = [&args[..], &[arg(&early)]].concat();
                 // At least one thread: the first resets the time step's minimum.
                 q.kernel(&fns.update2, grid(n.max(1)), &args, "the update kernel")?;
             }

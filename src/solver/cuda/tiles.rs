@@ -200,6 +200,18 @@ impl<T: Copy + Default> Tiles<T> {
         (0..n_owned as i32).filter(|&c| finished[c as usize] == 0).collect()
     }
 
+    /// Each place's index in `listed` (a list of distinct cells of the `n_cells`, as
+    /// `unfinished` gives) where it holds one of them, else -1 (no cell, or one not listed):
+    /// where the tile kernel puts that cell's words when it keeps the others (`rest_of` of
+    /// `TileArrays` in `kernels/order2.cu`).
+    pub fn listed_places(&self, listed: &[i32], n_cells: usize) -> Vec<i32> {
+        let mut at = vec![-1i32; n_cells];
+        for (k, &c) in listed.iter().enumerate() {
+            at[c as usize] = k as i32;
+        }
+        self.cells.iter().map(|e| if e[0] < 0 { -1 } else { at[(e[0] & CELL_MASK) as usize] }).collect()
+    }
+
     /// The owned cells of `finished` as a bit per cell (bit c % 32 of word c / 32), at least
     /// one word.
     pub fn finished_bits(finished: &[u8], n_owned: usize) -> Vec<u32> {
@@ -334,6 +346,19 @@ mod tests {
                 }
                 if cap == 64 && n_owned == n_cells {
                     assert_eq!(finished.iter().filter(|&&f| f == 1).count(), 8, "one tile: every octahedron face");
+                }
+                // Each place's index in the list of the owned cells not finished points at its
+                // cell, and only those places have one.
+                let rest = Tiles::<f32>::unfinished(&finished, n_owned);
+                let listed = t.listed_places(&rest, n_cells);
+                assert_eq!(listed.len(), t.cells.len());
+                for (q, &k) in listed.iter().enumerate() {
+                    let c = plain.cells[q][0];
+                    let expect = c >= 0 && (c as usize) < n_owned && finished[c as usize] == 0;
+                    assert_eq!(k >= 0, expect, "cap {cap}, {n_owned} owned: place {q}");
+                    if k >= 0 {
+                        assert_eq!(rest[k as usize], c);
+                    }
                 }
                 // The bits mark exactly those cells, and under them the numbers are unchanged.
                 for q in 0..t.cells.len() {
