@@ -321,18 +321,36 @@ __device__ __forceinline__ bool update2_cell(V4<T> a, V4<T> b, V2<T> l, const V4
     return ok;
 }
 
+// A cell's slots' words at index `at` of accumulators of stride `ws` (slot 0's two words s0,
+// x1 loaded by the caller), summed with its cell-interior term e added (fold_sums): every slot's
+// two words in one round of loads (a quiet slot's layer-2 word is read and not used:
+// quiet_layer2's zeros stand for it), not the layer-2 words after the layer-1 words that say
+// whether to read them (layer2_word).
+template <typename T>
+__device__ __forceinline__ void fold_slots(const V4<T>* __restrict__ w, long long ws, long long at, const V4<T>& s0,
+                                           const V4<T>& x1, const V4<T>& e, V4<T>& f1, V4<T>& f2) {
+    V4<T> s2 = w[2 * ws + at], x3 = w[3 * ws + at], s4 = w[4 * ws + at], x5 = w[5 * ws + at];
+    V4<T> t1 = s0.w < T(0) ? quiet_layer2(s0) : x1;
+    V4<T> t3 = s2.w < T(0) ? quiet_layer2(s2) : x3;
+    V4<T> t5 = s4.w < T(0) ? quiet_layer2(s4) : x5;
+    fold_sums(slot_sum(s0, s2, s4), slot_sum(t1, t3, t5), e, f1, f2);
+}
+
 // A stage's update, one thread per cell (update2_cell): reads (v1, v2, lo), writes (o1, o2,
 // olo); at the second stage it first reads the step's start from (o1, o2, olo), each thread its
-// own cell's words (so o1, o2, olo are one pointer each, read and written). The cells are the
-// n_owned owned ones, their words at their own index, or with a list (`rest.cells`) the listed
-// cells, their words in the list's order (RestArrays), after the owned cells whose tiles
-// stored their sums where `summed` (null: none) is given. The device-resident steps pass the
-// list at the second stage, where the tiles finish the other cells (tile2_kernel), so that no
-// thread of the sweep waits on a cell that is done; and at the first with `summed`, a bit per
-// owned cell: the cells whose tile stored their folded sums (fold_sums) in their slot 0's two
-// words (TILE_SUMS), which the update reads instead of six and the interior term. A thread of
-// the owned sweep whose cell is listed leaves it to the list's thread. The bits are loaded with
-// the words, so a summed cell costs no second round of loads.
+// own cell's words (so o1, o2, olo are one pointer each, read and written). The cells:
+// - without a list (`rest.cells` null), the n_owned owned ones, their words at their own index;
+// - with one, the listed cells, their words in the list's order (RestArrays), after the owned
+//   cells whose tiles stored their sums where `summed` (null: none) is given. The
+//   device-resident steps pass the list at the second stage, where the tiles finish the other
+//   cells (tile2_kernel), so that no thread of the sweep waits on a cell that is done; and at
+//   the first with `summed`, a bit per owned cell: the cells whose tile stored their folded
+//   sums (fold_sums) in their slot 0's two words (TILE_SUMS), which the update reads instead
+//   of six and the interior term. A thread of that sweep whose cell is listed leaves it to the
+//   list's thread.
+// The two cases are separate code (the list is the same for every thread): with one body for
+// both, the update without a list was 2% slower at 64222 cells on an H200 (BENCHMARKS.md,
+// issue 21).
 template <typename T>
 __device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2,
                                                const V2<T>* __restrict__ lo, V4<T>* __restrict__ o1,
@@ -344,39 +362,30 @@ __device__ __forceinline__ void update2_kernel(const V4<T>* __restrict__ v1, con
                                                const unsigned* __restrict__ summed) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i == 0) scratch[0] = ~0ull;  // reset the dt minimum for the next step
-    const bool listed = rest.cells != nullptr;
-    const int n_lead = !listed || summed != nullptr ? n_owned : 0;
-    if (i >= n_lead + (listed ? rest.n : 0)) return;
-    // The cell, and where its words are: at its index in the accumulators, or in the list's.
     int c = i;
-    const V4<T>* w = acc;
-    const V4<T>* in = interior + i;
-    long long ws = stride, at = i;
-    bool is_summed = false;
-    if (i < n_lead) {
-        is_summed = summed != nullptr && ((summed[c >> 5] >> (c & 31)) & 1u) != 0;
-        if (listed && !is_summed) return;
-    } else {
-        at = i - n_lead;
-        c = rest.cells[at];
-        w = rest.acc;
-        in = rest.interior + at;
-        ws = rest.n;
-    }
-    V4<T> s0 = w[at], x1 = w[ws + at];
     V4<T> f1, f2;
-    if (is_summed) {
-        f1 = s0;
-        f2 = x1;
+    if (rest.cells == nullptr) {
+        if (i >= n_owned) return;
+        V4<T> s0 = acc[i], x1 = acc[stride + i];
+        fold_slots(acc, stride, i, s0, x1, interior[i], f1, f2);
     } else {
-        // Every slot's two words in one round of loads (a quiet slot's layer-2 word is read and
-        // not used: quiet_layer2's zeros stand for it), not the layer-2 words after the layer-1
-        // words that say whether to read them (layer2_word).
-        V4<T> s2 = w[2 * ws + at], x3 = w[3 * ws + at], s4 = w[4 * ws + at], x5 = w[5 * ws + at];
-        V4<T> t1 = s0.w < T(0) ? quiet_layer2(s0) : x1;
-        V4<T> t3 = s2.w < T(0) ? quiet_layer2(s2) : x3;
-        V4<T> t5 = s4.w < T(0) ? quiet_layer2(s4) : x5;
-        fold_sums(slot_sum(s0, s2, s4), slot_sum(t1, t3, t5), *in, f1, f2);
+        const int n_lead = summed != nullptr ? n_owned : 0;
+        if (i >= n_lead + rest.n) return;
+        // Slot 0's two words, a summed cell's sums or a listed cell's first slot, loaded before
+        // the branch so that the owned sweep's come with the bits (loaded in the branch, the
+        // compiler moved them after the bits' test, a second round of loads).
+        const bool lead = i < n_lead;
+        const V4<T>* w = lead ? acc : rest.acc;
+        const long long ws = lead ? stride : (long long)rest.n, at = lead ? i : i - n_lead;
+        V4<T> s0 = w[at], x1 = w[ws + at];
+        if (lead) {
+            if (((summed[i >> 5] >> (i & 31)) & 1u) == 0) return;
+            f1 = s0;
+            f2 = x1;
+        } else {
+            c = rest.cells[at];
+            fold_slots(rest.acc, ws, at, s0, x1, rest.interior[at], f1, f2);
+        }
     }
     bool ok = update2_cell<T, true>(v1[c], v2[c], lo[c], f1, f2, m, dt, cell_coriolis(m, coriolis, c), second, o1,
                                     o2, olo, c);
