@@ -645,9 +645,7 @@ extern __shared__ __align__(16) unsigned char pycno_tile_records[];
     }                                                                                                             \
     /* The time step's minimum over the listed cells (rest_dt_bits; tests/kernels_host.rs). */                   \
     extern "C" __global__ void dt_rest_##SUFFIX(Arrays<T> a, T two_gamma, RestArrays<T> r) {                     \
-        int k = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
-        unsigned long long bits = block_min_bits(k < r.n ? rest_dt_bits(r, k, two_gamma) : ~0ull);               \
-        if (threadIdx.x == 0) atomicMin(&a.scratch[0], bits);                                                     \
+        dt_min_kernel(r.n, a.scratch, [&](int k) { return rest_dt_bits(r, k, two_gamma); });                     \
     }
 
 PYCNO_ORDER2_KERNELS(float, f32, __launch_bounds__(256, 3))

@@ -154,13 +154,18 @@ __device__ __forceinline__ unsigned long long block_min_bits(unsigned long long 
     return bits;
 }
 
+// The minimum of bits_of(i) over 0..n into scratch[0], a thread each.
+template <typename F>
+__device__ __forceinline__ void dt_min_kernel(int n, unsigned long long* __restrict__ scratch, F bits_of) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long bits = block_min_bits(i < n ? bits_of(i) : ~0ull);
+    if (threadIdx.x == 0) atomicMin(&scratch[0], bits);
+}
 // Over cells 0..n.
 template <typename T>
 __device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4<T>* __restrict__ acc, long long stride,
                                           int n, T two_gamma, unsigned long long* __restrict__ scratch) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned long long bits = block_min_bits(i < n ? cell_dt_bits(v2, acc, stride, i, two_gamma) : ~0ull);
-    if (threadIdx.x == 0) atomicMin(&scratch[0], bits);
+    dt_min_kernel(n, scratch, [&](int i) { return cell_dt_bits(v2, acc, stride, i, two_gamma); });
 }
 
 __device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, b); }
