@@ -115,7 +115,11 @@ __device__ __forceinline__ T reconstruct_cell(const V4<T>* __restrict__ v1, cons
 #pragma unroll
     for (int k = 0; k < 3; ++k) {
         V4<T> s = {T(0), T(0), T(0), T(0)};
-        if (!quiet) s = wr[(long long)k * n + c];
+        if (!quiet) {
+            s = wr[(long long)k * n + c];
+            // Every slot's normal times length: the interior term's (boundary slots' already).
+            if (o[k] >= 0) l[k] = ln[(long long)k * n + c];
+        }
         w[k][0] = s.x; w[k][1] = s.y; r[k][0] = s.z; r[k][1] = s.w;
     }
     T g[RC_VARS][2], f[3][RC_VARS];
@@ -129,10 +133,11 @@ __device__ __forceinline__ T reconstruct_cell(const V4<T>* __restrict__ v1, cons
         out[2 * k] = f1;
         out[2 * k + 1] = f2;
     }
-    // The cell's numbers as the CPU's update hands them to interior (only s and d2 are read).
-    T u[RC_VARS] = {a.x + b.x, a.y, a.z, b.x, b.y, b.z};
+    // The interior term from the faces, as the CPU's update takes it (a quiet cell's is zero:
+    // its faces are its stored numbers, whatever l holds).
+    T fd1[3] = {f[0][0], f[1][0], f[2][0]}, fd2[3] = {f[0][3], f[1][3], f[2][3]};
     T e[RC_VARS];
-    rc_interior(m, u, a.w, b.w, g, e);
+    rc_interior(m, a.x, b.x, fd1, fd2, l, a.w, e);
     V4<T> in = {e[1], e[2], e[4], e[5]};
     *interior = in;
     return a.w;

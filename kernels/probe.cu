@@ -49,11 +49,12 @@ template <typename T> __device__ __forceinline__ void probe_cell(const Model<T>&
         for (int v = 0; v < RC_VARS; ++v) y[12 + RC_VARS * k + v] = f[k][v];
 }
 
-// The cell-interior term from 20 inputs: u (6), depth, area, gradients (12); out: 6.
+// The cell-interior term from 15 inputs: d1, d2, the faces' d1 (3) and d2 (3), ln (6), depth;
+// out: 6.
 template <typename T> __device__ __forceinline__ void probe_interior_of(const Model<T>& m, const T* x, T* y) {
-    T g[RC_VARS][2];
-    for (int v = 0; v < RC_VARS; ++v) { g[v][0] = x[8 + 2 * v]; g[v][1] = x[9 + 2 * v]; }
-    rc_interior(m, x, x[6], x[7], g, y);
+    V2<T> l[3];
+    for (int k = 0; k < 3; ++k) { l[k].x = x[8 + 2 * k]; l[k].y = x[9 + 2 * k]; }
+    rc_interior(m, x[0], x[1], x + 2, x + 5, l, x[14], y);
 }
 
 // edge_flux from fi, fj, ci, cj (7 each) and n (2); out: 14.
@@ -142,7 +143,7 @@ __device__ __forceinline__ void probe_edge_boundary_flux_of(const Model<T>& m, c
     extern "C" __global__ void probe_interior_##SUFFIX(Model<T> m, const T* in, T* out, int n) {                  \
         int k = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
         if (k >= n) return;                                                                                       \
-        probe_interior_of(m, in + 20 * k, out + 6 * k);                                                           \
+        probe_interior_of(m, in + 15 * k, out + 6 * k);                                                           \
     }                                                                                                             \
     /* in: fi, fj, ci, cj (7 each), n (2) per sample; out: 14 */                                                 \
     extern "C" __global__ void probe_edge_flux_##SUFFIX(Model<T> m, const T* in, T* out, int n) {                 \

@@ -187,6 +187,38 @@ __device__ __forceinline__ bool rc_quiet(const V4<T>& a, const V4<T>& b, const i
     return q;
 }
 
+// guarded: the presence bits less what second order must not reconstruct (reconstruct.rs):
+// layer 2's RC_THICK where the thinnest lower layer of the stencil is thinner than the bed's
+// largest step from the cell to a neighbour, and both layers' where the shear anywhere in the
+// stencil reaches |u1 - u2|^2 >= g' (h1 + h2) / 2 with both layers present.
+template <typename T> __device__ __forceinline__ T rc_h2(const Model<T>& m, const V4<T>& a, const V4<T>& b) {
+    return (b.x + m.ref_interface) + a.w;
+}
+template <typename T>
+__device__ __forceinline__ bool rc_sheared(const Model<T>& m, const V4<T>& a, const V4<T>& b, const T* u, T limit) {
+    T h1 = a.x + m.ref_h1, h2 = rc_h2(m, a, b);
+    T sx = u[1] - u[4], sy = u[2] - u[5];
+    return h1 > m.dry_tolerance && h2 > m.dry_tolerance && sx * sx + sy * sy >= limit * (h1 + h2);
+}
+template <typename T>
+__device__ __forceinline__ void rc_guarded(const Model<T>& m, const V4<T>& a, const V4<T>& b, const int* across,
+                                           const V4<T>* na, const V4<T>* nb, const T (*around)[RC_VARS],
+                                           const T* u, int* layers) {
+    T limit = T(0.5) * ((T(1) - m.r) * m.g);
+    T bed = T(0), thinnest = rc_h2(m, a, b);
+    bool shear = rc_sheared(m, a, b, u, limit);
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        if (across[k] >= 0) {
+            bed = rc_max(bed, rt_abs(na[k].w - a.w));
+            thinnest = rc_min(thinnest, rc_h2(m, na[k], nb[k]));
+            shear = shear || rc_sheared(m, na[k], nb[k], around[k], limit);
+        }
+    }
+    if (thinnest < bed) layers[1] &= ~RC_THICK;
+    if (shear) layers[0] = layers[1] = 0;
+}
+
 // cell: one cell's limited gradients and its stored numbers at its three edge midpoints, from
 // its records a, b, what lies across each slot (across[k]) with that cell's records in
 // na[k], nb[k] (read only where across[k] >= 0), its stencil (w, r; ln, the outward normal
@@ -226,36 +258,56 @@ __device__ __forceinline__ void rc_cell(const Model<T>& m, const V4<T>& a, const
         }
         walls[k] = across[k] == RC_ACROSS_WALL;
     }
+    rc_guarded(m, a, b, across, na, nb, around, u, layers);
     rc_limited_gradients(m, u, depth, around, layers, w, r, walls, g);
 #pragma unroll
     for (int k = 0; k < 3; ++k) rc_face(m, stored, u, g, r[k], depth, faces[k]);
 }
 
 // interior: the cell-interior term (0, layer-1 momentum x, y, 0, layer-2 momentum x, y), from
-// the cell's numbers u (only u[0] = s and u[3] = d2 are read), depth, area and gradients.
+// the cell's stored deviations d1, d2, its faces' fd1[k], fd2[k], the slots' outward normals
+// times lengths ln[k] and its depth (reconstruct.rs: per slot, L n g (h_f + h_c)/2 times the
+// jump of the layer's head from the centre to the face).
 template <typename T> __device__ __forceinline__ T rc_present(const Model<T>& m, T h) {
     return h > m.dry_tolerance ? h : T(0);
 }
 template <typename T>
-__device__ __forceinline__ void rc_interior(const Model<T>& m, const T* u, T depth, T area, const T (*g)[2], T* out) {
-    const T grav = m.g, r = m.r;
-    // An absent layer feels no force.
-    T h1 = rc_present(m, (u[0] - u[3]) + m.ref_h1);
-    T h2 = rc_present(m, (u[3] + m.ref_interface) + depth);
+__device__ __forceinline__ void rc_interior(const Model<T>& m, T d1, T d2, const T* fd1, const T* fd2,
+                                            const V2<T>* ln, T depth, T* out) {
+    const T half = T(0.5);
+    T h1 = d1 + m.ref_h1, h2 = (d2 + m.ref_interface) + depth;
+    bool wet1 = h1 > m.dry_tolerance, wet2 = h2 > m.dry_tolerance;
 #pragma unroll
     for (int v = 0; v < RC_VARS; ++v) out[v] = T(0);
 #pragma unroll
-    for (int x = 0; x < 2; ++x) {
-        T eta1 = g[0][x];
-        T eta2 = g[3][x] + r * (g[0][x] - g[3][x]);
-        out[1 + x] = area * (grav * h1 * eta1);
-        out[4 + x] = area * (grav * h2 * eta2);
+    for (int k = 0; k < 3; ++k) {
+        T dd1 = fd1[k] - d1, dd2 = fd2[k] - d2;
+        T f1 = wet1 ? m.g * (half * (h1 + (fd1[k] + m.ref_h1)) * (dd1 + dd2)) : T(0);
+        T f2 = wet2 ? m.g * (half * (h2 + ((fd2[k] + m.ref_interface) + depth)) * (dd2 + m.r * dd1)) : T(0);
+        out[1] = out[1] + f1 * ln[k].x;
+        out[2] = out[2] + f1 * ln[k].y;
+        out[4] = out[4] + f2 * ln[k].x;
+        out[5] = out[5] + f2 * ln[k].y;
     }
 }
 
 // escapes: whether a layer's mass flux takes more out of its donor than cap times its mean.
 template <typename T> __device__ __forceinline__ bool rc_escapes(T cap, T mass, T hi, T hj) {
     return mass > cap * hi || -mass > cap * hj;
+}
+
+// face_pressure: a word of a flux between the means made to leave out the face's pressure
+// instead of the mean's (reconstruct.rs): g/2 (h_mean^2 - h_face^2) n per layer.
+template <typename T>
+__device__ __forceinline__ void rc_face_pressure(const Model<T>& m, T* w, const Side<T>& mean, const Side<T>& face,
+                                                 T nx, T ny) {
+    T half_g = T(0.5) * m.g;
+    T p1 = half_g * ((mean.d1 - face.d1) * (side_h1(m, mean) + side_h1(m, face)));
+    T p2 = half_g * ((mean.d2 - face.d2) * (side_h2(m, mean) + side_h2(m, face)));
+    w[1] = w[1] + p1 * nx;
+    w[2] = w[2] + p1 * ny;
+    w[4] = w[4] + p2 * nx;
+    w[5] = w[5] + p2 * ny;
 }
 
 // edge_flux: numerical_flux between the reconstructed edge values fi, fj, or between the
@@ -272,7 +324,12 @@ __device__ __forceinline__ EdgeFlux<T> rc_edge_flux(const Model<T>& m, const Sid
     for (int pass = 0;; ++pass) {
         EdgeFlux<T> f = numerical_flux(m, a, b, nx, ny);
         T cap = T(0.5) * f.speed;
-        if (pass == 1 || !(rc_escapes(cap, f.i[0], h1i, h1j) || rc_escapes(cap, f.i[3], h2i, h2j))) return f;
+        if (pass == 1) {
+            rc_face_pressure(m, f.i, a, fi, nx, ny);
+            rc_face_pressure(m, f.j, b, fj, nx, ny);
+            return f;
+        }
+        if (!(rc_escapes(cap, f.i[0], h1i, h1j) || rc_escapes(cap, f.i[3], h2i, h2j))) return f;
         a = ci();
         b = cj();
     }
@@ -288,7 +345,11 @@ __device__ __forceinline__ EdgeFlux<T> rc_edge_boundary_flux(const Model<T>& m, 
     for (int pass = 0;; ++pass) {
         EdgeFlux<T> f = boundary_flux(m, bd, a, nx, ny, t);
         T cap = T(0.5) * f.speed;
-        if (pass == 1 || !(f.i[0] > cap * h1i || f.i[3] > cap * h2i)) return f;
+        if (pass == 1) {
+            rc_face_pressure(m, f.i, a, fi, nx, ny);
+            return f;
+        }
+        if (!(f.i[0] > cap * h1i || f.i[3] > cap * h2i)) return f;
         a = ci();
     }
 }

@@ -639,7 +639,7 @@ fn probe_reconstruct_f32() {
     reconstructions_agree::<f32>(1e-5);
 }
 
-/// The cell-interior term on random cells and gradients (a layer absent in a tenth of them).
+/// The cell-interior term on random cells and faces (a layer absent in a tenth of them).
 fn interiors_agree<T: CudaReal>(tol: f64) {
     let m = model2::<T>(0.9);
     with_gpu(m, |p| {
@@ -650,16 +650,17 @@ fn interiors_agree<T: CudaReal>(tol: f64) {
                 let h1 = if rng.unit() < 0.1 { 0.0 } else { rng.thickness() };
                 let h2 = if rng.unit() < 0.1 { 0.0 } else { rng.range(0.0, depth) };
                 let (d1, d2) = (h1 - m.ref_h1.f64(), h2 - depth - m.ref_interface.f64());
-                let u = [d1 + d2, 0.0, 0.0, d2, 0.0, 0.0].map(T::c);
-                let g = std::array::from_fn(|_| [T::c(rng.range(-0.5, 0.5)), T::c(rng.range(-0.5, 0.5))]);
-                (u, T::c(depth), T::c(rng.range(1e-3, 10.0)), g)
+                let mut jitter = |x: f64| std::array::from_fn(|_| T::c(x + rng.range(-0.25, 0.25)));
+                let (f1, f2) = (jitter(d1), jitter(d2));
+                let ln = std::array::from_fn(|_| [T::c(rng.range(-2.0, 2.0)), T::c(rng.range(-2.0, 2.0))]);
+                (T::c(d1), T::c(d2), f1, f2, ln, T::c(depth))
             })
             .collect();
         let gpu = p.interior(&samples).unwrap();
         let mut worst = 0.0f64;
-        for ((u, depth, area, g), got) in samples.iter().zip(&gpu) {
-            let want = reconstruct::interior(&m, u, *depth, *area, g);
-            let scale = area.f64() * G * 20.0 * g.iter().flatten().fold(0.0f64, |s, x| s.max(x.f64().abs())) + 1e-30;
+        for ((d1, d2, f1, f2, ln, depth), got) in samples.iter().zip(&gpu) {
+            let want = reconstruct::interior(&m, *d1, *d2, *f1, *f2, ln, *depth);
+            let scale = G * 20.0 * 2.0 + 1e-30;
             for (x, y) in want.iter().zip(got) {
                 worst = worst.max((x.f64() - y.f64()).abs() / scale);
             }

@@ -4,7 +4,7 @@
 use super::backend::{Backend, Cells, Health, StepContext};
 use super::layout::{add_to_budget, budget_per_entry, reconstruction_sets, Layout, BOUNDARY};
 use crate::physics::extremes::{self, Arrival, WIDTH};
-use crate::physics::reconstruct::{self, edge_boundary_flux, edge_flux, VARS};
+use crate::physics::reconstruct::{self, edge_boundary_flux, edge_flux};
 use crate::physics::{
     add_compensated, boundary_flux, numerical_flux, settle, source_at, CellState, Model, Real, Side, StoredCell,
 };
@@ -36,8 +36,6 @@ pub struct CpuBackend<T> {
     /// layer, slot k at `3k..3k + 3` (`(d1, q1x, q1y)`, `(d2, q2x, q2y)`), from
     /// [`Backend::reconstruct`]: the owned cells' and the receive block's first ring's.
     faces: [Vec<[T; 9]>; 2],
-    /// Second order: the limited gradients (the owned cells' for the cell-interior term).
-    grads: Vec<[[T; 2]; VARS]>,
     /// Second order: per cell, which reconstruction covers it ([`INNER`], [`OUTER`], or 0:
     /// none, the receive block's outer ring), and the cells `OUTER` ones lie among.
     recon: Vec<u8>,
@@ -118,7 +116,6 @@ impl<T: Real> CpuBackend<T> {
             extremes: None,
             order: 1,
             faces: [Vec::new(), Vec::new()],
-            grads: Vec::new(),
             recon: Vec::new(),
             outer: 0..0,
         })
@@ -134,7 +131,6 @@ impl<T: Real> CpuBackend<T> {
             let n = self.lay.num_cells();
             (self.recon, self.outer) = reconstruction_sets(&self.lay)?;
             self.faces = [vec![[T::zero(); 9]; n], vec![[T::zero(); 9]; n]];
-            self.grads = vec![[[T::zero(); 2]; VARS]; n];
         }
         Ok(self)
     }
@@ -158,7 +154,8 @@ impl<T: Real> CpuBackend<T> {
         let order2 = self.order == 2;
         let n = self.lay.n_owned;
         let acc = &self.acc;
-        let grads = &self.grads;
+        let faces = &self.faces;
+        let stencil = &self.lay.stencil;
         let coriolis = &self.lay.coriolis;
         let (old1, old2, old_lo) = (&self.lay.v1[..n], &self.lay.v2[..n], &self.lay.lo[..n]);
         let [new1, new2] = &mut self.other;
@@ -179,8 +176,9 @@ impl<T: Real> CpuBackend<T> {
                 let sum = |layer: usize, m: usize| acc[layer][c][m] + acc[2 + layer][c][m] + acc[4 + layer][c][m];
                 let mut total = [[sum(0, 0), sum(0, 1), sum(0, 2)], [sum(1, 0), sum(1, 1), sum(1, 2)]];
                 if order2 {
-                    let u = [a[0] + b[0], a[1], a[2], b[0], b[1], b[2]];
-                    let extra = reconstruct::interior(&model, &u, a[3], b[3], &grads[c]);
+                    let (f1, f2) = (&faces[0][c], &faces[1][c]);
+                    let (fd1, fd2) = ([f1[0], f1[3], f1[6]], [f2[0], f2[3], f2[6]]);
+                    let extra = reconstruct::interior(&model, a[0], b[0], fd1, fd2, &stencil[c].ln, a[3]);
                     for m in 1..3 {
                         total[0][m] = total[0][m] + extra[m];
                         total[1][m] = total[1][m] + extra[3 + m];
@@ -356,13 +354,12 @@ impl<T: Real> Backend for CpuBackend<T> {
         let recon = &self.recon;
         let [f1, f2] = &mut self.faces;
         let at = range.start;
-        self.grads[range.clone()]
+        f1[range.clone()]
             .par_iter_mut()
-            .zip(f1[range.clone()].par_iter_mut())
             .zip(f2[range].par_iter_mut())
             .enumerate()
             .with_min_len(4096)
-            .for_each(|(k, ((g, f1), f2))| {
+            .for_each(|(k, (f1, f2))| {
                 let c = at + k;
                 if recon[c] & want == 0 {
                     return;
@@ -372,8 +369,7 @@ impl<T: Real> Backend for CpuBackend<T> {
                     let o = if o >= 0 { o as usize } else { c };
                     (lay.v1[o], lay.v2[o])
                 });
-                let (grads, faces) = reconstruct::cell(&m, lay.v1[c], lay.v2[c], lay.across[c], &nb, &lay.stencil[c]);
-                *g = grads;
+                let (_, faces) = reconstruct::cell(&m, lay.v1[c], lay.v2[c], lay.across[c], &nb, &lay.stencil[c]);
                 for (k, f) in faces.iter().enumerate() {
                     f1[3 * k..3 * k + 3].copy_from_slice(&f[0..3]);
                     f2[3 * k..3 * k + 3].copy_from_slice(&f[3..6]);

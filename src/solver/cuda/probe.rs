@@ -26,8 +26,9 @@ pub struct CellInput<T> {
 
 /// A cell's limited gradients and its stored numbers at its three edge midpoints.
 pub type Reconstruction<T> = ([[T; 2]; VARS], [[T; VARS]; 3]);
-/// The cell-interior term's inputs: the cell's numbers `u`, depth, area and gradients.
-pub type InteriorInput<T> = ([T; VARS], T, T, [[T; 2]; VARS]);
+/// The cell-interior term's inputs: the cell's `d1`, `d2`, its faces' `d1` and `d2`, the
+/// slots' outward normals times lengths, its depth.
+pub type InteriorInput<T> = (T, T, [T; 3], [T; 3], [[T; 2]; 3], T);
 /// An interior edge at second order: the edge values `fi`, `fj`, the means `ci`, `cj`, the normal.
 pub type Edge2<T> = (Side<T>, Side<T>, Side<T>, Side<T>, [T; 2]);
 /// A boundary edge at second order: the edge value `fi`, the mean `ci`, the normal, the time.
@@ -172,11 +173,13 @@ impl<'a, T: CudaReal> Probes<'a, T> {
             .collect())
     }
 
-    /// The cell-interior term (`reconstruct::interior`) for each `(u, depth, area, gradients)`.
+    /// The cell-interior term (`reconstruct::interior`) for each input.
     pub fn interior(&self, samples: &[InteriorInput<T>]) -> Result<Vec<[T; VARS]>> {
         let input: Vec<T> = samples
             .iter()
-            .flat_map(|(u, d, a, g)| u.iter().copied().chain([*d, *a]).chain(g.iter().flatten().copied()))
+            .flat_map(|(d1, d2, f1, f2, ln, depth)| {
+                [*d1, *d2].into_iter().chain(*f1).chain(*f2).chain(ln.iter().flatten().copied()).chain([*depth])
+            })
             .collect();
         let out = self.run("interior", &input, samples.len(), VARS, None)?;
         Ok(out.chunks_exact(VARS).map(|y| std::array::from_fn(|v| y[v])).collect())
