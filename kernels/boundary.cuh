@@ -40,24 +40,35 @@ __device__ __forceinline__ void turn(T qx, T qy, T hin, T hg, T dun, T nx, T ny,
 template <typename T>
 __device__ __forceinline__ Side<T> elevation_ghost(const Model<T>& m, const Boundary<T>& b, const Side<T>& inner,
                                                    T nx, T ny) {
-    T one = T(1);
+    T one = T(1), tol = m.dry_tolerance;
     T surface_in = inner.d1 + inner.d2;
     T d2 = b.data[3] == one ? b.data[1] : inner.d2;
     T surface = b.data[2] == one ? b.data[0] : surface_in;
+    // The interface within the water column (a one-layer sea: boundary.rs).
+    T bed = (-inner.depth) - m.ref_interface;
+    T top = surface + m.ref_h1;
+    if (d2 < bed) d2 = bed;
+    if (d2 > top) d2 = top;
     T de1 = surface - surface_in, de2 = d2 - inner.d2;
     T h1 = side_h1(m, inner), h2 = side_h2(m, inner);
     T h = h1 + h2;
+    if (!(h > tol)) return mirror(inner, nx, ny);
+    bool wet1 = h1 > tol, wet2 = h2 > tol;
     T ce = rt_sqrt(m.g * h);
-    T ci = rt_sqrt(m.g * (one - m.r) * h1 * h2 / h);
     T du = -(m.g / ce) * de1;
-    T z = de2 - h2 / h * de1;
-    T ds = ci * h / (h1 * h2) * z;
+    T ds = T(0);
+    if (wet1 && wet2) {
+        T ci = rt_sqrt(m.g * (one - m.r) * h1 * h2 / h);
+        T z = de2 - h2 / h * de1;
+        ds = ci * h / (h1 * h2) * z;
+    }
     Side<T> g = inner;
     g.d1 = surface - d2;
     g.d2 = d2;
     T g1 = side_h1(m, g), g2 = side_h2(m, g);
-    turn(inner.q1x, inner.q1y, h1, g1, du + h2 / h * ds, nx, ny, g.q1x, g.q1y);
-    turn(inner.q2x, inner.q2y, h2, g2, du - h1 / h * ds, nx, ny, g.q2x, g.q2y);
+    g.q1x = g.q1y = g.q2x = g.q2y = T(0);
+    if (wet1) turn(inner.q1x, inner.q1y, h1, g1, du + h2 / h * ds, nx, ny, g.q1x, g.q1y);
+    if (wet2) turn(inner.q2x, inner.q2y, h2, g2, du - h1 / h * ds, nx, ny, g.q2x, g.q2y);
     return g;
 }
 

@@ -197,6 +197,45 @@ fn water_at_rest_stays_at_rest_with_open_and_elevation_boundaries_in_f32() {
     assert_eq!(o.start, o.end);
 }
 
+/// A one-layer sea behind an `elevation` boundary (issue 43): the interface below the bed
+/// (layer 2 absent) or above the surface (layer 1 absent), in f32 and f64. At rest with the
+/// boundary at rest it stays exactly at rest (before, the internal mode's `0/0` made NaN at
+/// step 1); under a tide it stays finite, the absent layer stays absent, and the water rises
+/// and falls with the tide.
+#[test]
+fn an_elevation_boundary_drives_a_one_layer_sea() {
+    for (name, interface, given) in [("no lower layer", -900.0, -650.0), ("no upper layer", 10.0, 5.0)] {
+        let sea = |tide: &str| {
+            scenario(&format!(
+                r#"{{
+                "domain": {{ "outer": [[0, 0], [20000, 0], [20000, 4000], [0, 4000]], "outer_tags": ["", "", "", "w"] }},
+                "resolution": {{ "cells": 400 }},
+                "bathymetry": {{ "type": "constant", "depth": 100 }},
+                "initial": {{ "type": "at_rest", "interface": {interface}, "surface": 0 }},
+                "boundaries": {{ "w": {{ "type": "elevation", "surface": {tide}, "interface": {given} }} }},
+                "time": {{ "end": 3000 }}
+            }}"#
+            ))
+        };
+        let rest = sea("0");
+        for o in [run::<f32>(&rest, Some(200)), run::<f64>(&rest, Some(200))] {
+            assert_eq!(o.start, o.end, "{name}: a one-layer sea at rest moved at an elevation boundary");
+        }
+        let tide = sea(r#"{ "mean": 0, "tides": [{ "amplitude": 0.5, "period": 6000, "phase": 0 }] }"#);
+        let o = run::<f64>(&tide, None);
+        let absent = |c: &CellState| if interface < -100.0 { c.h2 } else { c.h1 };
+        assert!(o.end.iter().all(|c| [c.h1, c.h2, c.q1[0], c.q1[1], c.q2[0], c.q2[1]].iter().all(|x| x.is_finite())));
+        assert!(o.end.iter().all(|c| absent(c) == 0.0), "{name}: the absent layer appeared");
+        // Half a period in, the tide `0.5 cos(2 pi t / 6000)` is at -0.5 m, and the sea (long
+        // waves cross it in 11 minutes) has followed it down, with the sloshing that the start
+        // from rest and the basin's quarter-wave response (0.64 m at the far end) add.
+        let area: f64 = o.pm.topo.cell_area.iter().sum();
+        let mean = o.end.iter().zip(&o.pm.topo.cell_area).map(|(c, a)| (c.h1 + c.h2 - 100.0) * a).sum::<f64>() / area;
+        eprintln!("{name}: mean surface {mean:.3} m after {} steps (tide -0.5 m)", o.stats.steps);
+        assert!((mean + 0.5).abs() < 0.35, "{name}: the sea's mean surface is {mean} m under a tide at -0.5 m");
+    }
+}
+
 #[test]
 fn the_mass_budget_closes_with_a_discharge_in_and_an_open_end() {
     let s = scenario(

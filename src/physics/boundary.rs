@@ -95,29 +95,62 @@ pub fn mirror<T: Real>(w: &Side<T>, n: [T; 2]) -> Side<T> {
 ///   `du2 = -h1 / H ds`.
 ///
 /// The tangential velocities are the cell's.
+///
+/// **A layer absent.** A prescribed level outside the water column (an interface below the
+/// bed, or above the surface: a one-layer sea) puts the interface on the bed (layer 2 absent
+/// in the ghost) or on the surface (layer 1 absent). Where a layer is absent in the cell there
+/// is no internal mode (`ds = 0`) and that layer's ghost has no momentum; a cell with no water
+/// at all sees a wall. Before, `h1 h2 = 0` made `0/0` of the internal mode: NaN at step 1.
 #[inline(always)]
 pub fn elevation_ghost<T: Real>(m: &Model<T>, b: &Boundary<T>, inner: &Side<T>, n: [T; 2]) -> Side<T> {
     let one = T::one();
+    let tol = m.dry_tolerance;
     let surface_in = inner.d1 + inner.d2;
-    let d2 = if b.data[3] == one { b.data[1] } else { inner.d2 };
+    let mut d2 = if b.data[3] == one { b.data[1] } else { inner.d2 };
     let surface = if b.data[2] == one { b.data[0] } else { surface_in };
+    // The interface within the water column: not below the bed (h2 >= 0), not above the
+    // surface (h1 = (surface - d2) + ref_h1 >= 0). Levels within it pass unchanged.
+    let bed = (-inner.depth) - m.ref_interface;
+    let top = surface + m.ref_h1;
+    if d2 < bed {
+        d2 = bed;
+    }
+    if d2 > top {
+        d2 = top;
+    }
     let (de1, de2) = (surface - surface_in, d2 - inner.d2);
     let (h1, h2) = (inner.h1(m), inner.h2(m));
     let h = h1 + h2;
+    if !(h > tol) {
+        return mirror(inner, n);
+    }
+    let (wet1, wet2) = (h1 > tol, h2 > tol);
     let ce = (m.g * h).sqrt();
-    let ci = (m.g * (one - m.r) * h1 * h2 / h).sqrt();
     let du = -(m.g / ce) * de1;
-    let z = de2 - h2 / h * de1;
-    let ds = ci * h / (h1 * h2) * z;
+    let ds = if wet1 && wet2 {
+        let ci = (m.g * (one - m.r) * h1 * h2 / h).sqrt();
+        let z = de2 - h2 / h * de1;
+        ci * h / (h1 * h2) * z
+    } else {
+        T::zero()
+    };
     let ghost = Side { d1: surface - d2, q1: inner.q1, d2, q2: inner.q2, depth: inner.depth };
     let (g1, g2) = (ghost.h1(m), ghost.h2(m));
-    // Normal and tangential velocities of the cell, then the ghost's momenta.
-    let turn = |q: [T; 2], hin: T, hg: T, dun: T| {
+    // Normal and tangential velocities of the cell, then the ghost's momenta (none for a
+    // layer absent in the cell).
+    let turn = |q: [T; 2], hin: T, hg: T, dun: T, wet: bool| {
+        if !wet {
+            return [T::zero(); 2];
+        }
         let (un, ut) = ((q[0] * n[0] + q[1] * n[1]) / hin, (q[1] * n[0] - q[0] * n[1]) / hin);
         let un = un + dun;
         [hg * (un * n[0] - ut * n[1]), hg * (un * n[1] + ut * n[0])]
     };
-    Side { q1: turn(inner.q1, h1, g1, du + h2 / h * ds), q2: turn(inner.q2, h2, g2, du - h1 / h * ds), ..ghost }
+    Side {
+        q1: turn(inner.q1, h1, g1, du + h2 / h * ds, wet1),
+        q2: turn(inner.q2, h2, g2, du - h1 / h * ds, wet2),
+        ..ghost
+    }
 }
 
 /// The ghost of an open boundary: the cell's state, linearized about the reference rest
