@@ -68,6 +68,14 @@ enum Command {
         /// waiting for ever. Choose it well above the longest output or checkpoint write.
         #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
         watchdog: Option<f64>,
+        /// Stop the run as gone wrong when water moves faster than M m/s (default: ten times
+        /// the fastest long wave, 10 √(g H_max)).
+        #[arg(long, value_name = "M")]
+        max_speed: Option<f64>,
+        /// Do not stop a run whose time step collapses, whose hyperbolicity fallbacks pile up
+        /// or whose water passes --max-speed (it still stops when it goes unphysical).
+        #[arg(long)]
+        no_health_checks: bool,
         /// Write no VTK files (stats.json only).
         #[arg(long)]
         no_vtk: bool,
@@ -244,6 +252,8 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             backend,
             max_steps,
             watchdog,
+            max_speed,
+            no_health_checks,
             no_vtk,
             quiet,
             partition,
@@ -261,6 +271,9 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                     bail!("--watchdog {seconds}: expected a number of seconds in (0, 1e7]");
                 }
                 pycno::comm::watchdog::start(Duration::from_secs_f64(seconds), comm.rank(), comm.size());
+            }
+            if let Some(m) = max_speed.filter(|m| !(m.is_finite() && *m > 0.0)) {
+                bail!("--max-speed {m}: expected a speed in m/s above 0");
             }
             let opts = RunOptions {
                 scenario,
@@ -283,6 +296,8 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 checkpoint_dir,
                 checkpoint_keep,
                 restart,
+                max_speed,
+                no_health_checks,
                 ..Default::default()
             };
             let stats = run(&opts, comm)?;

@@ -76,6 +76,7 @@ fn run_example(path: &Path, device: BackendChoice, precision: Precision, bump: f
         max_steps: None,
         first_step: 0,
         device_steps: pycno::solver::stepper::default_device_steps(),
+        watch: pycno::solver::watch::Watch::off(),
     };
     let area = &pm.topo.cell_area;
     let start = layer_masses(&b.state().unwrap(), area);

@@ -347,6 +347,7 @@ fn device_steps_equal_host_steps<T: CudaReal>(order: u32) {
             outputs: &outputs,
             max_steps,
             device_steps: k,
+            watch: pycno::solver::watch::Watch::off(),
             ..common::plan(&s, None)
         };
         let (mut events, mut hit) = (0u64, Vec::new());

@@ -85,6 +85,7 @@ fn exchange(cells: u64, window: (f64, f64)) -> (f64, f64) {
         max_steps: None,
         first_step: 0,
         device_steps: 1,
+        watch: pycno::solver::watch::Watch::off(),
     };
     step_loop(&mut b, &Single, &plan, &mut |b, ev| {
         if let Event::Step { time, .. } = ev {

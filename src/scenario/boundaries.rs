@@ -52,6 +52,26 @@ pub enum Condition {
     },
 }
 
+impl Condition {
+    /// The shortest period (s) of the tides this condition gives, if any: a period of a few
+    /// seconds is most often hours written as seconds (the run's report says so).
+    pub fn shortest_tide_period(&self) -> Option<f64> {
+        let forcings = match self {
+            Condition::Elevation { surface, interface } => [surface, interface],
+            Condition::Discharge { layer1, layer2 } => [layer1, layer2],
+            Condition::Wall | Condition::Open => return None,
+        };
+        forcings
+            .into_iter()
+            .flatten()
+            .filter_map(|f| match f {
+                Forcing::Tides { tides, .. } => tides.iter().map(|t| t.period).reduce(f64::min),
+                _ => None,
+            })
+            .reduce(f64::min)
+    }
+}
+
 /// A value over time as the scenario gives it: a number, tides
 /// `{"mean", "tides": [{"amplitude", "period", "phase"}]}`, or a CSV file `{"file"}`.
 #[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]

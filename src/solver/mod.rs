@@ -7,6 +7,7 @@ pub mod cuda;
 pub mod exchange;
 pub mod layout;
 pub mod stepper;
+pub mod watch;
 
 pub use backend::{Backend, Cells, Health, StepContext};
 pub use cpu::CpuBackend;

@@ -3,6 +3,7 @@
 
 use super::backend::{Backend, DeviceSteps, DeviceStop, Health, StepContext};
 use super::exchange::{AllEdges, EdgePass, PhaseTimes};
+use super::watch::{Watch, Watcher};
 use crate::comm::{watchdog, Comm};
 use anyhow::{bail, Result};
 use std::time::Instant;
@@ -57,6 +58,8 @@ pub struct Schedule<'a> {
     /// step). Observers that need every step (gauges, fault injection, checkpoints every
     /// N steps) set 1; outputs and the end are hit exactly either way.
     pub device_steps: u64,
+    /// What the loop watches for a run going wrong (`solver/watch.rs`).
+    pub watch: Watch,
 }
 
 /// Steps a GPU takes on its own between two looks from the host, at most, unless an
@@ -93,6 +96,7 @@ pub fn step_loop_with(
     };
     let mut next_out = 0usize;
     let mut t = plan.t_start;
+    let mut watcher = Watcher::new(plan.watch, b.num_edges(), b.order());
     let on_device = plan.device_steps > 1 && edges.device_steps();
     if on_device {
         b.prepare_device_steps(plan.gamma)?;
@@ -140,6 +144,7 @@ pub fn step_loop_with(
                     clipped: batch.clipped,
                 };
                 on_event(b, ev)?;
+                watcher.after(b, comm, st.steps, t, batch.dt_min_unclipped)?;
                 continue;
             }
         }
@@ -156,6 +161,9 @@ pub fn step_loop_with(
         if dt_cfl < 0.0 {
             bail!(BlowUp { step: st.steps, time: t });
         }
+        // No wave anywhere (every cell dry, no boundary bringing water): nothing moves, and
+        // the step runs to the next target.
+        let dt_cfl = if dt_cfl == f64::INFINITY { target - t } else { dt_cfl };
         if !(dt_cfl.is_finite() && dt_cfl > 0.0) {
             bail!(BlowUp { step: st.steps + 1, time: t });
         }
@@ -182,6 +190,7 @@ pub fn step_loop_with(
         let output = after_step(b, plan, &mut next_out, hits, t, st.steps, on_event)?;
         let dt_min = if clipped { f64::INFINITY } else { dt };
         on_event(b, Event::Step { step: st.steps, time: t, dt, output, steps: 1, dt_min, dt_max: dt, clipped })?;
+        watcher.after(b, comm, st.steps, t, dt_min)?;
     }
     let bad = if b.health()? == Health::Bad { -1.0 } else { 1.0 };
     if comm.min_f64(bad) < 0.0 {

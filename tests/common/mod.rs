@@ -60,6 +60,7 @@ pub fn plan(s: &Scenario, max_steps: Option<u64>) -> Schedule<'static> {
         max_steps,
         first_step: 0,
         device_steps: pycno::solver::stepper::default_device_steps(),
+        watch: pycno::solver::watch::Watch::off(),
     }
 }
 

@@ -28,6 +28,7 @@ use crate::solver::exchange::{
 };
 use crate::solver::layout::kernel_bytes;
 use crate::solver::stepper::{default_device_steps, step_loop_with, Event, Schedule};
+use crate::solver::watch::Watch;
 use crate::util::atomic::write_bytes_atomic;
 use crate::util::memory::check_run_fits;
 use anyhow::{anyhow, bail, Context, Result};
@@ -118,6 +119,21 @@ pub struct RunOptions {
     pub resume_dir: Option<PathBuf>,
     /// Set by [`run`]: when the command began, for the set-up seconds in stats.json.
     pub started: Option<Instant>,
+    /// The speed (m/s) past which the run stops as gone wrong (default: 10 √(g H_max)).
+    pub max_speed: Option<f64>,
+    /// Switch off the checks that stop a run going wrong (`solver/watch.rs`).
+    pub no_health_checks: bool,
+}
+
+impl RunOptions {
+    /// What the step loop watches, for water up to `depth` deep (`solver/watch.rs`).
+    pub fn watch(&self, p: &crate::physics::Physics, depth: f64) -> Watch {
+        if self.no_health_checks {
+            return Watch::off();
+        }
+        let w = Watch::defaults(p.g, depth);
+        Watch { speed: self.max_speed.unwrap_or(w.speed), ..w }
+    }
 }
 
 impl Default for RunOptions {
@@ -147,6 +163,8 @@ impl Default for RunOptions {
             manifest: None,
             resume_dir: None,
             started: None,
+            max_speed: None,
+            no_health_checks: false,
         }
     }
 }
@@ -233,6 +251,67 @@ pub fn stored_cells(s: &Scenario, depth: &[f64], state: &[CellState]) -> Vec<Sto
     state.iter().zip(depth).map(|(c, &d)| StoredCell::from_state(c, d, &rest)).collect()
 }
 
+/// Say so (rank 0) when no cell holds water at the start: nothing moves unless a boundary
+/// brings water in, and the likeliest cause is a bathymetry whose sign is turned (depths are
+/// positive down). Collective.
+fn warn_if_dry(comm: &dyn Comm, s: &Scenario, depth: &[f64], state: &[CellState]) {
+    let wet = comm.sum_u64(state.iter().filter(|c| c.h1 + c.h2 > s.physics.dry_tolerance).count() as u64);
+    let deepest = -comm.min_f64(-depth.iter().copied().fold(f64::MIN, f64::max));
+    if wet == 0 && comm.is_root() {
+        log::warn!(
+            "no cell holds water at t = 0 (the lowest bed is {} m above the reference level): nothing \
+             moves unless a boundary brings water in. `bathymetry` gives depths below the reference level, \
+             positive down (a sea 50 m deep is 50); a file of elevations (positive up) needs its sign turned",
+            -deepest
+        );
+    }
+}
+
+/// Refuse an `open` end whose water beyond it (at rest at the `physics.reference` levels)
+/// lacks a layer that the water inside holds: its ghost then falls back to a copy of the cell,
+/// which reflects (37-41% of an internal pulse, issue 43). Names the tag, the place and the
+/// levels to set.
+fn open_references(
+    s: &Scenario,
+    topo: &crate::mesh::Topology,
+    table: &crate::solver::layout::Boundaries,
+    depth: &[f64],
+    state: &[CellState],
+) -> Result<()> {
+    let (rest, tol) = (s.physics.reference(), s.physics.dry_tolerance);
+    for (e, cells) in topo.edge_cells.iter().enumerate() {
+        let k = table.index(topo.edge_tag[e]) as usize;
+        if cells[1] != crate::mesh::NO_CELL || table.specs[k].kind != crate::physics::BoundaryKind::Open {
+            continue;
+        }
+        let c = cells[0] as usize;
+        let (r1, r2) = (rest.h1(), rest.interface + depth[c]);
+        let (h1, h2) = (state[c].h1, state[c].h2);
+        if (r1 <= tol && h1 > tol) || (r2 <= tol && h2 > tol) {
+            let p = topo.cell_centroid[c];
+            bail!(
+                "boundaries.{}: an open end lets waves out against water at rest beyond it, at the levels of \
+                 physics.reference (surface {} m, interface {} m), which hold {:.4} m of layer 1 and {:.4} m of layer 2 \
+                 over the bed at ({}, {}); the water inside holds {:.4} m and {:.4} m there, so the end would reflect. \
+                 Set physics.reference to the undisturbed levels, for instance \
+                 {{\"surface\": {}, \"interface\": {}}}",
+                table.names[k],
+                rest.surface,
+                rest.interface,
+                r1.max(0.0),
+                r2.max(0.0),
+                p[0],
+                p[1],
+                h1,
+                h2,
+                state[c].surface_elevation(depth[c]),
+                state[c].interface_elevation(depth[c])
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The same run id on every rank: rank 0's.
 fn shared_run_id(comm: &dyn Comm, mine: String) -> Result<String> {
     let x = u64::from_str_radix(&mine, 16).map_err(|_| anyhow!("run id {mine:?} is not 16 hex digits"))?;
@@ -317,6 +396,9 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
         (Some(r), None) => agree(comm, restart_state(r, &pm))?,
         (None, _) => stored_cells(&s, &depth, &state),
     };
+    if restart.is_none() {
+        warn_if_dry(comm, &s, &depth, &state);
+    }
     let choice = agree(comm, choose_backend(opts.backend, !comm.is_root()))?;
     let submesh = match local_sub {
         Some(sub) => Some(sub),
@@ -347,6 +429,7 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
         None => s.boundary_table(&pm.mesh, &pm.topo),
     };
     let boundaries = agree(comm, boundaries.with_context(|| source.clone()))?;
+    agree(comm, open_references(&s, &pm.topo, &boundaries, &depth, &state))?;
     let setup = Setup {
         resume: restart.as_ref().map(|r| &r.meta),
         earlier_output: restart.as_ref().and_then(|r| r.earlier_output.as_deref()),
@@ -580,6 +663,8 @@ pub fn simulate(
     }
     let outputs = s.output_times();
     let done = outputs.iter().filter(|&&x| x <= t_start).count();
+    // The deepest water the mesh holds, for the speed limit of the health checks.
+    let water_depth = max_over_ranks(comm, setup.depth.iter().copied().fold(0.0, f64::max));
     let plan = Schedule {
         t_start,
         t_end: s.time.end,
@@ -589,6 +674,7 @@ pub fn simulate(
         max_steps: opts.max_steps,
         first_step,
         device_steps: 1,
+        watch: opts.watch(&s.physics, water_depth),
     };
     // Observers that look at every step keep the host driving every step. So do open, forced
     // and discharge boundaries: the GPU backend declines the device-resident loop when any

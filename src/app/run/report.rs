@@ -5,6 +5,7 @@ use super::observers::RunContext;
 use crate::comm::{agree, Comm};
 use crate::physics::CellState;
 use crate::solver::stepper::BlowUp;
+use crate::solver::watch::{WentWrong, OPT_OUT};
 use crate::solver::Backend;
 use anyhow::anyhow;
 
@@ -33,6 +34,9 @@ pub fn state_checksum(global: &[u32], state: &[CellState]) -> u64 {
 /// Turn a blow-up into a report that names the step, time, rank and the first bad cell (by
 /// its global id). Every rank holds the blow-up; the lowest rank with a bad cell reports.
 pub fn diagnose(e: anyhow::Error, b: &mut dyn Backend, run: &RunContext) -> anyhow::Error {
+    if let Some(w) = e.downcast_ref::<WentWrong>() {
+        return went_wrong(w, b, run).context("run stopped");
+    }
     let Some(bu) = e.downcast_ref::<BlowUp>() else { return e };
     let (comm, global) = (run.comm, &run.part.global);
     let bu = format!("{bu}");
@@ -75,6 +79,61 @@ pub fn diagnose(e: anyhow::Error, b: &mut dyn Backend, run: &RunContext) -> anyh
             agree(comm, r).err().unwrap_or(e).context("run stopped")
         }
     }
+}
+
+/// A run the health checks stopped (`solver/watch.rs`): what passed its limit, the fastest
+/// cell (by global id, on the lowest rank holding it) with its numbers, the state written out
+/// with the cells moving at more than half that speed marked, what likely caused it, and how
+/// to switch the check off. Collective.
+fn went_wrong(w: &WentWrong, b: &mut dyn Backend, run: &RunContext) -> anyhow::Error {
+    let (comm, global) = (run.comm, &run.part.global);
+    let st = match b.state() {
+        Ok(st) => st,
+        Err(read) => return read.context(format!("{w}; reading the state back failed")),
+    };
+    let speed = |s: &CellState| {
+        let (u1, u2) = s.velocities();
+        u1[0].hypot(u1[1]).max(u2[0].hypot(u2[1]))
+    };
+    let marks: Vec<i32> = st.iter().map(|s| (speed(s) > 0.5 * w.speed) as i32).collect();
+    let saved = match run.series.write_snapshot(comm, "wentwrong", &run.piece, &st, ("fast", &marks)) {
+        Ok(path) => format!("; the state, with the fastest cells marked (cell array fast), is in {}", path.display()),
+        Err(e) => format!("; writing the state failed: {e:#}"),
+    };
+    let mine = st.iter().enumerate().filter(|(_, s)| speed(s) >= w.speed).map(|(c, _)| c).next();
+    let at = match mine {
+        Some(c) => {
+            let s = st[c];
+            let g = global[c] as usize;
+            let p = run.pm.topo.cell_centroid[if run.part.piece { c } else { g }];
+            let on_rank = if comm.size() > 1 { format!(" on rank {}", comm.rank()) } else { String::new() };
+            Err(format!(
+                "; the fastest water is in cell {g}{on_rank} at (x = {}, y = {}): h1 = {}, h2 = {}, q1 = ({}, {}), q2 = ({}, {})",
+                p[0], p[1], s.h1, s.h2, s.q1[0], s.q1[1], s.q2[0], s.q2[1]
+            ))
+        }
+        None => Ok(()),
+    };
+    // The lowest rank holding the fastest cell names it.
+    let cell = match agree(comm, at.map_err(|t| anyhow!(t))) {
+        Ok(()) => String::new(),
+        Err(t) => t.to_string(),
+    };
+    let s = run.scenario;
+    let mut hints = vec![];
+    for (tag, c) in &s.boundaries {
+        if let Some(p) = c.shortest_tide_period().filter(|&p| p < 3600.0) {
+            hints.push(format!(
+                "boundary {tag:?} has a tide of period {p} s: periods are in seconds (12.42 h is 44712 s)"
+            ));
+        }
+    }
+    hints.push(
+        "a bathymetry with its sign turned (depths are positive down), a time step too large for the mesh \
+        (physics.gamma), or a forcing far beyond the water's (tide, discharge, wind)"
+            .into(),
+    );
+    anyhow!("{w}{cell}{saved}. Likely causes: {}. ({OPT_OUT}.)", hints.join("; "))
 }
 
 /// The largest of every rank's `x`.
