@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The larger validation cases of issue 43, too long for CI, with one markdown table at the end:
+#
+#   tools/validate.sh [PYCNO] [HOURS]     (defaults: target/release/pycno, 72)
+#
+# 1. The shipped strait study (tide, open end, Manning and interlayer friction, Coriolis) for
+#    HOURS simulated hours at orders 1 and 2: the largest speed of either layer over the output
+#    frames, the free surface's range, the smallest CFL step and the hyperbolicity fallbacks.
+#    Order 2 passes with its largest speed at most 1.3 times order 1's, the surface within ±1 m
+#    and its smallest step at least a tenth of order 1's.
+# 2. The paper's internal dam break (H = 5, h1 = 0.5 for |x| < 1.5 and 4 beyond, r = 0.998) on a
+#    channel one cell wide (one row of two right triangles per column, walls all round), 500
+#    and 1000 columns, t = 5, f64, both orders: h1 at x = -1.4, in the plateau (the reference,
+#    Clawpack's two-layer solver at 16000 cells, has 2.127), and the total variation of h1.
+#
+# BACKEND (auto, cpu, cuda) passes through to `pycno run`; PY names a python with vtk and numpy
+# (default: .venv/bin/python3, which tools/setup.sh makes). The work folder is kept and named.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+P="$(realpath "${1:-$ROOT/target/release/pycno}")"
+HOURS="${2:-72}"
+PY="${PY:-$ROOT/.venv/bin/python3}"
+W="$(mktemp -d "${TMPDIR:-/tmp}/pycno-validate.XXXXXX")"
+echo "validate: work folder $W"
+cd "$W" || exit 2
+
+# 1. The strait study.
+"$P" example strait_exchange st >/dev/null || { echo "validate: no strait_exchange example"; exit 2; }
+for o in 1 2; do
+    "$PY" - st/strait_exchange.json "$o" "$HOURS" <<'PYS'
+import json, sys
+s = json.load(open(sys.argv[1])); o = int(sys.argv[2]); h = float(sys.argv[3])
+s["physics"]["order"] = o; s["time"]["end"] = h * 3600.0; s["time"]["output_interval"] = min(10800.0, h * 900.0)
+s["output"] = {"dir": f"o{o}"}; s.pop("gauges", None)
+json.dump(s, open(f"st/s{o}.json", "w"), indent=1)
+PYS
+    (cd st && "$P" run "s$o.json" --backend "${BACKEND:-auto}" -q --overwrite >"run$o.log" 2>&1) ||
+        echo "validate: strait order $o ended with an error: $(tail -1 "st/run$o.log")"
+done
+
+# 2. The dam break on a one-row strip.
+for n in 500 1000; do
+    "$PY" - "$n" <<'PYS'
+import json, sys
+n = int(sys.argv[1]); dx = 10.0 / n
+with open(f"strip{n}.node", "w") as f:
+    f.write(f"{2 * (n + 1)} 2 0 0\n")
+    for j in range(2):
+        for i in range(n + 1):
+            f.write(f"{j * (n + 1) + i + 1} {-5 + i * dx!r} {j * dx!r}\n")
+with open(f"strip{n}.ele", "w") as f:
+    f.write(f"{2 * n} 3 0\n")
+    for i in range(n):
+        a, b, c, d = i + 1, i + 2, n + 1 + i + 2, n + 1 + i + 1
+        f.write(f"{2 * i + 1} {a} {b} {c}\n{2 * i + 2} {a} {c} {d}\n")
+for o in (1, 2):
+    json.dump({"name": "strip", "mesh": f"strip{n}.node", "bathymetry": {"type": "constant", "depth": 5.0},
+               "initial": {"type": "circular_dam_break", "center": [0.0, dx / 2], "radius": 1.5, "h1_inside": 0.5,
+                           "h1_outside": 4.0, "surface": 0.0},
+               "physics": {"r": 0.998, "order": o}, "time": {"end": 5.0, "output_interval": 5.0},
+               "output": {"dir": f"strip{n}_o{o}"}}, open(f"strip{n}_o{o}.json", "w"))
+PYS
+    for o in 1 2; do
+        "$P" run "strip${n}_o$o.json" --precision f64 --backend "${BACKEND:-auto}" -q --overwrite >"strip${n}_o$o.log" 2>&1 ||
+            echo "validate: strip $n order $o ended with an error: $(tail -1 "strip${n}_o$o.log")"
+    done
+done
+
+"$PY" - "$W" <<'PYS'
+import sys, glob, os, json, xml.etree.ElementTree as ET
+import numpy as np, vtk
+from vtk.util.numpy_support import vtk_to_numpy
+def frames(out):
+    pvd = glob.glob(os.path.join(out, "*.pvd"))
+    if not pvd: return
+    for d in ET.parse(pvd[0]).getroot().iter("DataSet"):
+        p = os.path.join(os.path.dirname(pvd[0]), d.get("file"))
+        r = vtk.vtkXMLPUnstructuredGridReader() if p.endswith(".pvtu") else vtk.vtkXMLUnstructuredGridReader()
+        r.SetFileName(p); r.Update(); o = r.GetOutput(); cd = o.GetCellData()
+        cc = vtk.vtkCellCenters(); cc.SetInputData(o); cc.Update()
+        yield o, {k: vtk_to_numpy(cd.GetArray(k)) for k in ("h1", "velocity1", "velocity2", "free_surface_elevation")}, \
+            vtk_to_numpy(cc.GetOutput().GetPoints().GetData())
+def stats(out):
+    f = os.path.join(out, "stats.json")
+    return json.load(open(f)) if os.path.exists(f) else {}
+w = sys.argv[1]
+rows = []
+res = {}
+for o in (1, 2):
+    um, lo, hi, n = 0.0, 0.0, 0.0, 0
+    for _, f, _ in frames(os.path.join(w, "st", f"o{o}")):
+        sp = lambda v: np.hypot(v[:, 0], v[:, 1]).max()
+        um = max(um, sp(f["velocity1"]), sp(f["velocity2"]))
+        lo = min(lo, f["free_surface_elevation"].min()); hi = max(hi, f["free_surface_elevation"].max()); n += 1
+    st = stats(os.path.join(w, "st", f"o{o}"))
+    res[o] = (um, lo, hi, st.get("dt_min", float("nan")), n)
+    rows.append(f"| strait study, order {o} | largest speed {um:.2f} m/s, surface {lo:.2f} .. {hi:.2f} m, "
+                f"smallest step {st.get('dt_min', float('nan')):.3g} s, {st.get('hyperbolicity_fallbacks')} fallbacks, "
+                f"{st.get('steps')} steps, t = {st.get('t_end')} s |")
+ok = all(res[o][4] > 1 for o in (1, 2)) and res[2][0] <= 1.3 * res[1][0] and max(-res[2][1], res[2][2]) <= 1.0 \
+    and res[2][3] >= 0.1 * res[1][3]
+rows.append(f"| strait study, order 2 against 1 | {'passes' if ok else 'FAILS'} (speed <= 1.3x, surface within 1 m, step >= 0.1x) |")
+for n in (500, 1000):
+    for o in (1, 2):
+        fr = list(frames(os.path.join(w, f"strip{n}_o{o}")))
+        if not fr:
+            rows.append(f"| strip {n} columns, order {o} | no output |"); continue
+        _, f, xy = fr[-1]
+        idx = np.clip(((xy[:, 0] + 5) / 10 * n).astype(int), 0, n - 1)
+        col = np.bincount(idx, f["h1"], n) / np.bincount(idx, None, n)
+        x = -5 + (np.arange(n) + 0.5) * 10 / n
+        rows.append(f"| strip {n} columns, order {o}, t = 5 | h1(-1.4) = {np.interp(-1.4, x, col):.4f} (reference 2.127), "
+                    f"total variation of h1 {np.abs(np.diff(col)).sum():.4f} |")
+print("| case | result |\n|---|---|\n" + "\n".join(rows))
+sys.exit(0 if ok else 1)
+PYS
