@@ -249,7 +249,7 @@ macro_rules! test_device {
                         eprintln!("GPU: {gpu}");
                         ($body)(pycno::app::run::BackendChoice::Cuda)
                     }
-                    Err(e) => super::common::skipped(&format!("no usable GPU: {e:#}")),
+                    Err(e) => super::common::skip::skipped(&format!("no usable GPU: {e:#}")),
                 }
             }
         }
