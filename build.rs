@@ -22,17 +22,18 @@ fn main() {
     println!("cargo:rustc-env=PYCNO_BUILD_PROFILE={profile}");
 
     // Rebuild the version text when HEAD moves: HEAD itself (a checkout or a new branch) and
-    // the file of the branch it names (a commit). In a worktree, HEAD lives in the worktree's
-    // git dir and the branch in the common one; `--git-path` resolves both.
+    // the file of the branch it names (a commit), or packed-refs where the branch was packed.
+    // In a worktree, HEAD lives in the worktree's git dir and the branch in the common one;
+    // `--git-path` resolves both. Only files that exist: cargo reruns a build script whose
+    // rerun-if-changed file is missing on every build, which rebuilt the crate every time.
     println!("cargo:rerun-if-changed=build.rs");
-    for path in ["HEAD", "packed-refs"] {
-        if let Some(p) = git(&["rev-parse", "--git-path", path]) {
-            println!("cargo:rerun-if-changed={}", PathBuf::from(p).display());
-        }
-    }
-    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        if let Some(p) = git(&["rev-parse", "--git-path", &branch]) {
-            println!("cargo:rerun-if-changed={}", PathBuf::from(p).display());
+    let mut watched = vec!["HEAD".to_string(), "packed-refs".to_string()];
+    watched.extend(git(&["symbolic-ref", "-q", "HEAD"]));
+    for path in watched {
+        if let Some(p) = git(&["rev-parse", "--git-path", &path]).map(PathBuf::from) {
+            if p.exists() {
+                println!("cargo:rerun-if-changed={}", p.display());
+            }
         }
     }
 }
