@@ -12,6 +12,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// `pycno --version`: the crate version, the git commit and the cargo profile it was built
+/// from (build.rs), so that a report or an installed copy names its source.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("PYCNO_GIT_COMMIT"),
+    ", ",
+    env!("PYCNO_BUILD_PROFILE"),
+    " build)"
+);
+
 /// Two-layer shallow-water flow (ocean currents, internal waves, exchange flows) on
 /// unstructured triangle meshes, on CPUs and NVIDIA GPUs, with the improved Roe (IR-Roe)
 /// scheme of de la Asunción, Mantas, Castro and Fernández-Nieto, "An MPI-CUDA implementation
@@ -20,7 +31,7 @@ use std::time::Duration;
 ///
 /// Start with `pycno example` (scenarios to copy), `pycno run`, then `pycno plot OUT`.
 #[derive(Parser)]
-#[command(name = "pycno", version, propagate_version = true, args_override_self = true)]
+#[command(name = "pycno", version = VERSION, propagate_version = true, args_override_self = true)]
 struct Cli {
     /// Worker threads for the CPU backend (default: all cores).
     #[arg(long, global = true, allow_negative_numbers = true, value_parser = pycno::app::threads_arg)]

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::cli::{expect_failure, expect_ok as ok, pycno_np, stats, text, BIN};
+use common::cli::{expect_failure, expect_ok as ok, pycno_np, stats, text};
 
 fn pycno(cwd: &Path, args: &[&str]) -> std::process::Output {
     pycno_np(0, Some(cwd), args, &[])
@@ -24,34 +24,44 @@ fn files_under(dir: &Path) -> Vec<String> {
     v
 }
 
+/// The commit of this checkout, as build.rs reads it (`unknown` outside a git checkout).
+fn head_commit() -> String {
+    Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
 #[test]
-fn version_and_the_pycno_on_the_path() {
+fn version_names_the_commit_and_the_pycno_on_the_path_is_this_checkouts() {
     let o = ok(pycno(Path::new("."), &["--version"]));
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), format!("pycno {}", env!("CARGO_PKG_VERSION")));
-    // tools/setup.sh (which tools/test.sh and CI run first) links cargo's bin directory's
-    // pycno to this checkout's release build.
+    let version = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    // The test build is cargo's dev profile, which cargo calls `debug`.
+    let want = format!("pycno {} (commit {}, debug build)", env!("CARGO_PKG_VERSION"), head_commit());
+    assert_eq!(version, want);
+    // tools/setup.sh (which tools/test.sh and CI run first) installs this checkout's release
+    // build into cargo's bin directory with `cargo install`: a copy, which names its commit.
     let found =
         std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join("pycno")).find(|f| f.is_file()));
     match found {
         Some(f) => {
-            // The link names this checkout's release build; the tests themselves run the
-            // debug build (BIN), so the link is compared with BIN's sibling release build.
-            let release = Path::new(BIN).parent().and_then(Path::parent).unwrap().join("release/pycno");
-            let a = std::fs::canonicalize(&f).unwrap();
-            eprintln!("pycno on the PATH: {} -> {}", f.display(), a.display());
-            if std::env::var_os("CI").is_some() {
-                let b = std::fs::canonicalize(&release).unwrap_or_else(|e| panic!("{}: {e}", release.display()));
-                assert_eq!(a, b, "the pycno on the PATH is not this checkout's release build");
-            }
             let o = Command::new(&f).arg("--version").output().unwrap();
             assert!(o.status.success(), "{}", text(&o));
+            let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            eprintln!("pycno on the PATH: {} is {v}", f.display());
             if std::env::var_os("CI").is_some() {
-                let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
-                assert_eq!(v, format!("pycno {}", env!("CARGO_PKG_VERSION")), "the pycno on the PATH");
+                let want = format!("pycno {} (commit {}, release build)", env!("CARGO_PKG_VERSION"), head_commit());
+                assert_eq!(v, want, "the pycno on the PATH ({}) is not this checkout's release build", f.display());
+                let link = std::fs::symlink_metadata(&f).unwrap();
+                assert!(!link.file_type().is_symlink(), "{} is a link, not an installed copy", f.display());
             }
         }
-        None if std::env::var_os("CI").is_some() => panic!("no pycno on the PATH: tools/setup.sh links it"),
-        None => eprintln!("no pycno on the PATH here (tools/setup.sh links it)"),
+        None if std::env::var_os("CI").is_some() => panic!("no pycno on the PATH: tools/setup.sh installs it"),
+        None => eprintln!("no pycno on the PATH here (tools/setup.sh installs it)"),
     }
 }
 

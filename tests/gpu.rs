@@ -20,7 +20,7 @@ fn gpu() -> bool {
             true
         }
         Err(e) => {
-            eprintln!("skipping GPU test: {e:#}");
+            common::skip::skipped(&format!("no usable GPU: {e:#}"));
             false
         }
     }

@@ -7,6 +7,8 @@
 
 #[path = "common/physics.rs"]
 mod shared;
+#[path = "common/skip.rs"]
+mod skip;
 use shared::*;
 
 use pycno::physics::eigen::eigenvalues;
@@ -26,7 +28,7 @@ const SAMPLES: usize = 20_000;
 fn with_gpu<T: CudaReal>(model: Model<T>, f: impl FnOnce(&Probes<T>)) {
     match device::probe() {
         Ok(name) => eprintln!("GPU: {name}"),
-        Err(e) => return eprintln!("skipping the GPU probe test: {e:#}"),
+        Err(e) => return skip::skipped(&format!("no usable GPU for the probe test: {e:#}")),
     }
     let (ctx, module, _) = device::open(0).unwrap();
     let stream = ctx.default_stream();

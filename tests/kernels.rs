@@ -3,12 +3,15 @@
 //! flags a run uses, and each kernel the backends and probes launch is in the PTX. This
 //! catches a broken kernel on any machine, CI included, before a GPU ever sees it.
 
+#[path = "common/skip.rs"]
+mod skip;
+
 use pycno::solver::cuda::device::{compile_ptx, nvrtc_present, KERNEL_SOURCES};
 
 #[test]
 fn every_kernel_compiles_for_hopper_and_ampere() {
     if !nvrtc_present() {
-        eprintln!("skipping: no NVRTC library (libnvrtc.so.13) found; tools/setup.sh installs one into .venv");
+        skip::skipped("no NVRTC library (libnvrtc.so.13) found; tools/setup.sh installs one into .venv");
         return;
     }
     for arch in ["sm_90", "sm_80"] {

@@ -32,7 +32,7 @@ fn bytes<S>(x: &[S]) -> Vec<u8> {
 /// Build the host program in `dir` (None: no g++ here).
 fn build(dir: &Path) -> Option<PathBuf> {
     if Command::new("g++").arg("--version").output().is_err() {
-        eprintln!("skipping: no g++ to compile the kernels for the host");
+        common::skip::skipped("no g++ to compile the kernels for the host");
         return None;
     }
     // The physics headers, solver.cu (Arrays, the time step) and order2.cu: not the

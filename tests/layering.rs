@@ -1,6 +1,7 @@
-//! The module layering of README's "Layout of the code": a module may use only modules
-//! below it. This test reads every source file and fails on any `crate::X` path that points
-//! at a module on the same level or above (a cycle, or an import pointing up).
+//! The module layering of CONTRIBUTING.md and the guide's "Layout of the code": a module
+//! may use only modules below it. This test reads every source file and fails on any
+//! `crate::X` path that points at a module on the same level or above (a cycle, or an
+//! import pointing up).
 
 use std::path::Path;
 
@@ -58,7 +59,7 @@ fn no_module_imports_from_a_module_above_it() {
         }
         let Some(mine) = level(&module) else {
             bad.push(format!(
-                "src/{}: module `{module}` is not in the layering (add it to LEVELS and the README)",
+                "src/{}: module `{module}` is not in the layering (add it to LEVELS, CONTRIBUTING.md and docs/src/layout.md)",
                 rel.display()
             ));
             continue;

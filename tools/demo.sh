@@ -23,7 +23,7 @@ target="${CARGO_TARGET_DIR:-$ROOT/target}"
 case "$target" in /*) ;; *) target="$ROOT/$target" ;; esac
 PYCNO="$target/release/pycno"
 [ -x "$PYCNO" ] || { echo "demo: ERROR: the build left no $PYCNO" >&2; exit 1; }
-# tools/setup.sh linked ~/.cargo/bin/pycno to this build: `pycno ...` works from here on.
+# tools/setup.sh installed this build as ~/.cargo/bin/pycno: `pycno ...` works from here on.
 
 # The paper's settings, each unless the command line gives its own (clap refuses an option
 # given twice).  With a scenario file, its own cells and times apply.

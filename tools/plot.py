@@ -237,10 +237,11 @@ def plot_animation(args, outdir, name, frames):
 
 
 def read_gauges(path):
-    """({gauge: "(x, y)"} from the comments, gauge names in order, {column: values})."""
+    """({gauge: "(x, y)"} from the comments, point gauge names in order, boundary gauge tags
+    in order, {column: values})."""
     if not os.path.isfile(path):
         raise PlotError(f"{path}: no such file (was the run given any gauges?)")
-    where, header, rows = {}, None, []
+    where, bounds, header, rows = {}, [], None, []
     with open(path, newline="") as f:
         for line in f:
             line = line.strip()
@@ -248,19 +249,29 @@ def read_gauges(path):
                 m = re.match(r"#\s*gauge\s+(\S+)\s+at\s+(\([^)]*\))", line)
                 if m:
                     where[m.group(1)] = m.group(2)
+                m = re.match(r"#\s*boundary\s+([^\s:]+):", line)
+                if m:
+                    bounds.append(m.group(1))
             elif line and header is None:
                 header = next(csv.reader([line]))
             elif line:
                 rows.append(next(csv.reader([line])))
     suffixes = ["h1", "h2", "u1", "v1", "u2", "v2", "interface", "surface"]
-    if not header or header[:2] != ["time", "step"] or (len(header) - 2) % len(suffixes):
+    flows = ["Q1", "Q2", "V1", "V2"]
+    # Point gauges' columns first, then each boundary gauge's four (its tag in a comment).
+    points_end = len(header or []) - len(flows) * len(bounds)
+    if not header or header[:2] != ["time", "step"] or points_end < 2 or (points_end - 2) % len(suffixes):
         raise PlotError(f"{path}: the header is not 'time,step,<gauge>_h1,...'")
     gauges = []
-    for i in range(2, len(header), len(suffixes)):
+    for i in range(2, points_end, len(suffixes)):
         g = header[i][: -len("_h1")]
         if [f"{g}_{s}" for s in suffixes] != header[i:i + len(suffixes)]:
             raise PlotError(f"{path}: unexpected columns {header[i:i + len(suffixes)]}")
         gauges.append(g)
+    for k, b in enumerate(bounds):
+        i = points_end + len(flows) * k
+        if [f"{b}_{s}" for s in flows] != header[i:i + len(flows)]:
+            raise PlotError(f"{path}: unexpected columns {header[i:i + len(flows)]} for boundary {b}")
     if rows and len(rows[-1]) != len(header):
         rows.pop()  # a run still going may be halfway through appending its last row
     try:
@@ -269,14 +280,16 @@ def read_gauges(path):
         raise PlotError(f"{path}: a data row is not {len(header)} numbers")
     if len(table) == 0:
         raise PlotError(f"{path}: holds no data rows")
-    return where, gauges, dict(zip(header, table.T))
+    return where, gauges, bounds, dict(zip(header, table.T))
 
 
 def plot_gauges(args, outdir, name):
     path = os.path.join(outdir, "gauges.csv")
-    where, gauges, col = read_gauges(path)
+    where, gauges, bounds, col = read_gauges(path)
     t = col["time"]
-    fig, axes = plt.subplots(4, 1, figsize=(8, 9), sharex=True, dpi=args.dpi)
+    # A fifth panel for the discharges of boundary gauges, where the run recorded any.
+    rows = 5 if bounds else 4
+    fig, axes = plt.subplots(rows, 1, figsize=(8, 9 + 2 * (rows - 4)), sharex=True, dpi=args.dpi)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for k, g in enumerate(gauges):
         c = colours[k % len(colours)]
@@ -286,11 +299,20 @@ def plot_gauges(args, outdir, name):
         axes[2].plot(t, col[f"{g}_h1"], color=c)
         axes[3].plot(t, np.hypot(col[f"{g}_u1"], col[f"{g}_v1"]), color=c)
         axes[3].plot(t, np.hypot(col[f"{g}_u2"], col[f"{g}_v2"]), color=c, linestyle="--")
-    for ax, label in zip(axes, ["interface elevation [m]", "free surface [m]", "h1 [m]",
-                                "speed [m/s]\n(solid: layer 1, dashed: layer 2)"]):
+    for k, b in enumerate(bounds):
+        c = colours[k % len(colours)]
+        axes[4].plot(t, col[f"{b}_Q1"], color=c, label=b)
+        axes[4].plot(t, col[f"{b}_Q2"], color=c, linestyle="--")
+    labels = ["interface elevation [m]", "free surface [m]", "h1 [m]",
+              "speed [m/s]\n(solid: layer 1, dashed: layer 2)",
+              "discharge in [m³/s]\n(solid: layer 1, dashed: layer 2)"]
+    for ax, label in zip(axes, labels):
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize="small")
+    if gauges:
+        axes[0].legend(fontsize="small")
+    if bounds:
+        axes[4].legend(fontsize="small")
     axes[-1].set_xlabel("time [s]")
     axes[0].set_title(f"{name or os.path.basename(os.path.abspath(outdir))}: gauges")
     fig.tight_layout()

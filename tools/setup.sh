@@ -10,6 +10,7 @@
 #    tools use (vtk, numpy, matplotlib, netCDF4, xarray, jsonschema), and NVIDIA's NVRTC library (no GPU needed), with which
 #    the tests compile the CUDA kernels on machines without a GPU.  tools/test.sh and tools/demo.sh put .venv/bin
 #    first on PATH, so the `python3` the tests run is the venv's.
+# 4. pycno itself, with `cargo install --path . --locked` (the release build, in target/).
 #
 # Environment: PYCNO_PYTHON (default python3) is the interpreter the venv is made from.
 set -euo pipefail
@@ -205,24 +206,35 @@ else
     say "python packages: installed ($have)"
 fi
 # ---------------------------------------------------------------- 4. pycno on the PATH
-# A link in cargo's bin directory (which rustup puts on the PATH) to this checkout's release
-# build: `cargo build --release` (tools/demo.sh runs it) makes it the newest build, with no
-# copy to go stale. `pycno plot` then finds this checkout's .venv through the link.
-link_pycno() {
-    local bin="${CARGO_HOME:-$HOME/.cargo}/bin" target="${CARGO_TARGET_DIR:-$ROOT/target}"
+# `cargo install --path . --locked` into cargo's bin directory (which rustup puts on the
+# PATH): a copy, so that another checkout's build or a `cargo clean` leaves it working.
+# It builds in this checkout's target directory, so the release build that tools/demo.sh
+# and the tests use is the same one and nothing is built twice; when that build is up to
+# date, this only copies it. `pycno --version` names the commit it was built from, and
+# `pycno plot` finds this checkout's .venv. PYCNO_NO_INSTALL=1 skips this step.
+install_pycno() {
+    local bin="${CARGO_HOME:-$HOME/.cargo}/bin" target="${CARGO_TARGET_DIR:-$ROOT/target}" before after
     case "$target" in /*) ;; *) target="$ROOT/$target" ;; esac
-    mkdir -p "$bin"
-    if [ -e "$bin/pycno" ] && [ ! -L "$bin/pycno" ]; then
-        say "pycno: $bin/pycno is a file, not pycno's link: left alone (remove it to get the link)"
+    if [ "${PYCNO_NO_INSTALL:-}" = 1 ]; then
+        say "pycno: not installed (PYCNO_NO_INSTALL=1)"
         return 0
     fi
-    ln -sfn "$target/release/pycno" "$bin/pycno"
-    if [ -x "$target/release/pycno" ]; then
-        say "pycno: $bin/pycno -> $target/release/pycno"
+    if [ -L "$bin/pycno" ]; then
+        # The link to a checkout's build that earlier versions of this script made.
+        say "pycno: replacing the link $bin/pycno -> $(readlink "$bin/pycno")"
+        rm -f "$bin/pycno"
+    fi
+    before="$("$bin/pycno" --version 2>/dev/null || echo none)"
+    say "pycno: cargo install --path . --locked (the release build, in $target; minutes the first time)"
+    cargo install --path "$ROOT" --locked --target-dir "$target" --force ||
+        die "cargo install --path $ROOT failed (above)"
+    after="$("$bin/pycno" --version 2>/dev/null)" || die "cargo install left no working $bin/pycno"
+    if [ "$before" = "$after" ]; then
+        say "pycno: $bin/pycno is $after"
     else
-        say "pycno: $bin/pycno -> $target/release/pycno (built by cargo build --release)"
+        say "pycno: $bin/pycno is now $after (was: $before)"
     fi
     case ":$PATH:" in *":$bin:"*) ;; *) say "pycno: add $bin to PATH (e.g. source ${CARGO_HOME:-$HOME/.cargo}/env)" ;; esac
 }
-link_pycno
+install_pycno
 say "done: $(cargo --version | awk '{print $1, $2}'), python3 = $PY"

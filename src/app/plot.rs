@@ -2,7 +2,7 @@
 //! VTK to read the frames as ParaView does, compressed or not) with the project's Python
 //! environment. The script is built into the binary, so `pycno plot` works from any
 //! directory; the interpreter is `PYCNO_PYTHON`, else the `.venv` of the checkout this
-//! binary was built in (tools/setup.sh makes it), else `python3` on the PATH.
+//! binary lies in or was built in (tools/setup.sh makes it), else `python3` on the PATH.
 //!
 //! Python rather than a Rust plotting crate: the colour maps, colour bars, triangle maps and
 //! GIFs that matplotlib draws would each be a project here, and reading compressed `.pvtu`
@@ -27,6 +27,12 @@ pub fn python() -> PathBuf {
                 return venv;
             }
         }
+    }
+    // An installed copy (`cargo install`, tools/setup.sh) lives outside the checkout: look in
+    // the checkout it was built from.
+    let built_in = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python3");
+    if built_in.is_file() {
+        return built_in;
     }
     PathBuf::from("python3")
 }

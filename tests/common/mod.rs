@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod ocean;
+pub mod skip;
 
 use pycno::app::{scenario_mesh, PreparedMesh};
 use pycno::comm::Single;
