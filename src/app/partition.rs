@@ -188,14 +188,14 @@ pub fn command(args: &PartitionArgs) -> Result<()> {
         check_ranks(0, 0)?;
     }
     let (pm, source) = input_mesh(args.input.as_deref(), args.cells)?;
-    println!("mesh: {source}: {} cells, {} edges ({:.2} s)", pm.topo.num_cells(), pm.topo.num_edges(), pm.seconds);
+    crate::say!("mesh: {source}: {} cells, {} edges ({:.2} s)", pm.topo.num_cells(), pm.topo.num_edges(), pm.seconds)?;
     if let Some(dir) = &args.check {
         let (m, _) = check_partition(dir, &pm)?;
         if let Some(r) = args.ranks.filter(|&r| r != m.stats.ranks) {
             bail!("--ranks {r}, but {} holds a partition into {} ranks", dir.display(), m.stats.ranks);
         }
-        println!("partition {} ok: {} ranks, every file checked against this mesh", dir.display(), m.stats.ranks);
-        print!("{}", m.stats.summary());
+        crate::say!("partition {} ok: {} ranks, every file checked against this mesh", dir.display(), m.stats.ranks)?;
+        crate::say_raw!("{}", m.stats.summary())?;
         return Ok(());
     }
     let (Some(ranks), Some(out)) = (args.ranks, args.out.as_deref()) else {
@@ -210,7 +210,7 @@ pub fn command(args: &PartitionArgs) -> Result<()> {
     let owners = args.owners.as_deref();
     let (m, _) = write_partition(&pm, &source, source_id, ranks, rings, out, !args.no_vtk, started, owners)?;
     let t = &m.timings;
-    println!(
+    crate::say!(
         "partitioned into {ranks} ranks in {:.2} s (METIS {:.2} s, submeshes {:.2} s, writing {:.2} s; {:.2} s in all; peak memory {:.0} MB)",
         t.metis + t.submeshes + t.write,
         t.metis,
@@ -218,15 +218,15 @@ pub fn command(args: &PartitionArgs) -> Result<()> {
         t.write,
         m.seconds,
         m.peak_memory as f64 / 1e6
-    );
-    print!("{}", m.stats.summary());
-    println!(
+    )?;
+    crate::say_raw!("{}", m.stats.summary())?;
+    crate::say!(
         "wrote {} ({} rank files, {} bytes; {}{})",
         out.display(),
         ranks,
         m.stats.per_rank.iter().map(|r| r.file_bytes).sum::<u64>(),
         files::MANIFEST,
         if args.no_vtk { String::new() } else { format!("; {} for ParaView", view::FILE) }
-    );
+    )?;
     Ok(())
 }
