@@ -5,6 +5,7 @@
 pub mod boundaries;
 pub mod data;
 pub mod initial;
+mod physics_ranges;
 mod tagged;
 
 pub use crate::mesh::domain::Domain;
@@ -648,6 +649,7 @@ impl Scenario {
     fn validate_with(&self, geometry: bool) -> Result<()> {
         check_name(&self.name)?;
         self.physics.validate()?;
+        physics_ranges::check(&self.physics)?;
         let t = &self.time;
         if !(t.end.is_finite() && t.end > 0.0) {
             bail!("time.end: expected a positive end time, found {}", t.end);
@@ -675,6 +677,11 @@ impl Scenario {
             bail!(
                 "output.max_frames: {max_frames} is more than pycno allows ({MAX_FRAMES_LIMIT}); the list of output \
                  times alone would not fit in memory"
+            );
+        }
+        if max_frames < 2 {
+            bail!(
+                "output.max_frames: expected at least 2 (a run writes its first and its last frame), found {max_frames}"
             );
         }
         self.output.validate()?;
