@@ -174,8 +174,10 @@ enum Command {
 
 fn main() -> ExitCode {
     pycno::util::stdout::ignore_write_signals();
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).format_target(false).init();
     let cli = Cli::parse();
+    // `run -q` prints warnings and errors only (an INFO line slipped through it before).
+    let level = if matches!(cli.command, Command::Run { quiet: true, .. }) { "warn" } else { "info" };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_target(false).init();
     // The picture tool's exit status is the command's (2: a bad command line, as here).
     if let Command::Plot { args } = &cli.command {
         return match pycno::app::plot::command(args) {
@@ -203,6 +205,9 @@ fn main() -> ExitCode {
         Some(m) => m,
         None => &Single,
     };
+    if matches!(cli.command, Command::Run { .. }) && comm.size() == 1 {
+        pycno::app::run::interrupt::install();
+    }
     match real_main(cli, comm) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => match (agreed(&e), &mpi) {

@@ -662,3 +662,17 @@ fn a_restart_refuses_a_gauges_file_that_is_not_this_runs() {
     std::fs::write(&g, &good).unwrap();
     ok(restart(0, &cut.join("checkpoints"), &[]));
 }
+
+/// Issue 46, item 10: `--max-steps` on a restart counted from the original start, so a
+/// limit below the checkpoint's step silently did nothing. It counts this process's steps.
+#[test]
+fn max_steps_on_a_restart_counts_the_restart_s_own_steps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("killed");
+    killed(&run(0, &args(&d, &["--checkpoint-every", "10"]), &[("PYCNO_KILL", "0:23")]));
+    let c = d.join("checkpoints").display().to_string();
+    ok(pycno(0, &["run", "--restart", &c, "--backend", "cpu", "-q", "--max-steps", "5"], &[]));
+    let s = stats(&d);
+    assert_eq!(s["restarted_from"], 20);
+    assert_eq!(s["steps"], 25, "5 steps after the checkpoint's 20");
+}

@@ -285,27 +285,13 @@ impl Checkpoints {
         let done = if comm.is_root() {
             (|| -> Result<()> {
                 let s = run.scenario;
-                let mut scenario = serde_json::to_value(s)?;
-                // A mesh file and the output directory by absolute path, so the restart may run
-                // from another directory, and find this run's frames and gauges if it writes
-                // to another output directory.
+                // Every file (mesh, data files, time series) and the output directory by
+                // absolute path, so the restart may run from another directory, and find this
+                // run's frames and gauges if it writes to another output directory.
+                let mut scenario = serde_json::to_value(s.with_absolute_paths()?)?;
                 if let Some(m) = &s.mesh {
                     let abs = std::fs::canonicalize(m).with_context(|| format!("mesh file {}", m.display()))?;
                     scenario["mesh"] = serde_json::Value::String(abs.display().to_string());
-                }
-                // Time-series files likewise.
-                // (get_mut: indexing would insert the keys a condition does not have.)
-                if let Some(bs) = scenario.get_mut("boundaries").and_then(|b| b.as_object_mut()) {
-                    for c in bs.values_mut() {
-                        for key in ["surface", "interface", "layer1", "layer2"] {
-                            let Some(v) = c.get_mut(key) else { continue };
-                            if let Some(f) = v.get("file").and_then(|f| f.as_str()).map(std::path::PathBuf::from) {
-                                let abs = std::fs::canonicalize(&f)
-                                    .with_context(|| format!("time series {}", f.display()))?;
-                                v["file"] = serde_json::Value::String(abs.display().to_string());
-                            }
-                        }
-                    }
                 }
                 let out = &s.output.dir;
                 let abs = std::fs::canonicalize(out).with_context(|| format!("output directory {}", out.display()))?;
