@@ -8,6 +8,7 @@ use pycno::comm::{agreed, Comm, Single};
 use pycno::mesh::io;
 use pycno::scenario::PAPER_CELLS;
 use pycno::solver::exchange::{ExchangeMode, GpuExchange};
+use pycno::{say, say_raw};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -191,8 +192,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).format_target(false).init();
+    pycno::util::stdout::ignore_write_signals();
     let cli = Cli::parse();
+    // `run -q` prints warnings and errors only (an INFO line slipped through it before).
+    let level = if matches!(cli.command, Command::Run { quiet: true, .. }) { "warn" } else { "info" };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_target(false).init();
     // The picture tool's exit status is the command's (2: a bad command line, as here).
     if let Command::Plot { args } = &cli.command {
         return match pycno::app::plot::command(args) {
@@ -220,6 +224,9 @@ fn main() -> ExitCode {
         Some(m) => m,
         None => &Single,
     };
+    if matches!(cli.command, Command::Run { .. }) && comm.size() == 1 {
+        pycno::app::run::interrupt::install();
+    }
     match real_main(cli, comm) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => match (agreed(&e), &mpi) {
@@ -313,13 +320,13 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             };
             let stats = run(&opts, comm)?;
             if !quiet && comm.is_root() {
-                println!("{}", stats.summary());
+                say!("{}", stats.summary())?;
                 if !no_vtk {
-                    println!(
+                    say!(
                         "output: {} (open in ParaView), stats: {}",
                         describe_outputs(&stats.output_dir, &stats.name),
                         stats.output_dir.join("stats.json").display()
-                    );
+                    )?;
                 }
             }
         }
@@ -328,7 +335,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             let t = &pm.topo;
             let walls = (0..t.num_edges()).filter(|&e| t.is_boundary(e)).count();
             let (amin, amax) = t.cell_area.iter().fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
-            println!(
+            say!(
                 "mesh ok: {} vertices, {} triangles, {} edges ({} on the boundary), areas {:.3e} .. {:.3e}, {:.3} s",
                 pm.mesh.vertices.len(),
                 t.num_cells(),
@@ -337,41 +344,42 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 amin,
                 amax,
                 pm.seconds
-            );
+            )?;
             if let Some(out) = out {
                 io::write_mesh(&out, &pm.mesh)?;
-                println!("wrote {}", out.display());
+                say!("wrote {}", out.display())?;
             }
         }
         Command::Partition(args) => pycno::app::partition::command(&args)?,
-        Command::Example { name: None, .. } => print!("{}", pycno::app::example::listing()),
+        Command::Example { name: None, .. } => say_raw!("{}", pycno::app::example::listing())?,
         Command::Example { name: Some(name), dir } => {
             let dir = dir.unwrap_or_else(|| PathBuf::from("."));
             let files = pycno::app::example::write(&name, &dir)?;
             for f in &files {
-                println!("wrote {}", f.display());
+                say!("wrote {}", f.display())?;
             }
-            println!("run it: pycno run {}", files[0].display());
+            say!("run it: pycno run {}", files[0].display())?;
         }
-        Command::Schema => println!("{}", pycno::app::schema::scenario_schema()),
+        Command::Schema => say!("{}", pycno::app::schema::scenario_schema())?,
         Command::Plot { .. } => unreachable!("handled in main"),
         Command::Bench { cells, precision, repeat, t_end, json, backend, profile, order } => {
             let opts = BenchOptions { cells, precision, repeat, t_end, backend, profile, order };
             opts.validate()?;
             if !json {
-                println!("paper benchmark to t = {t_end}, {precision:?}, backend {backend:?}, {} CPU threads, median of {repeat}", rayon::current_num_threads());
-                println!("{}", table_header());
+                say!("paper benchmark to t = {t_end}, {precision:?}, backend {backend:?}, {} CPU threads, median of {repeat}", rayon::current_num_threads())?;
+                say!("{}", table_header())?;
             }
             let all = bench(&opts, |s| {
                 if !json {
-                    println!("{}", table_row(s));
+                    say!("{}", table_row(s))?;
                     for row in profile_rows(s) {
-                        println!("{row}");
+                        say!("{row}")?;
                     }
                 }
+                Ok(())
             })?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&all)?);
+                say!("{}", serde_json::to_string_pretty(&all)?)?;
             }
         }
     }

@@ -371,3 +371,58 @@ fn command_line_numbers_out_of_range_are_clear() {
         assert!(!e.contains("unexpected argument"), "{e}");
     }
 }
+
+/// Issue 46, item 6: finite but absurd values passed and then blew the run up without
+/// naming the field: `manning` 1e300, `interlayer_friction`, Coriolis `f0`/`beta`,
+/// `wind_stress` at 1e300, a boundary elevation of 1e6 m, a discharge of 1e30. Each is
+/// refused before any meshing, naming the field. Issue 45: an unknown boundary type is
+/// refused with the list of the known ones.
+#[test]
+fn absurd_finite_values_are_refused_naming_the_field() {
+    let c = Case::new();
+    // A domain whose east side is the tag "east", with these boundaries.
+    let tagged = |boundaries: Value| {
+        json!({
+            "domain": { "outer": [[0, 0], [2, 0], [2, 1], [0, 1]], "outer_tags": ["", "east", "", ""] },
+            "boundaries": boundaries
+        })
+    };
+    let physics = |extra: Value| {
+        let mut p = json!({ "g": 9.81, "r": 0.98, "gamma": 0.9 });
+        p.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        json!({ "physics": p })
+    };
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (physics(json!({ "manning": 1e300 })), vec!["physics.manning", "1e300"]),
+        (physics(json!({ "interlayer_friction": 1e300 })), vec!["physics.interlayer_friction"]),
+        (physics(json!({ "coriolis": { "f0": 1e300 } })), vec!["physics.coriolis.f0"]),
+        (physics(json!({ "coriolis": { "f0": 1e-4, "beta": 1e300 } })), vec!["physics.coriolis.beta"]),
+        (physics(json!({ "wind_stress": [1e300, 0] })), vec!["physics.wind_stress"]),
+        (
+            tagged(json!({ "east": { "type": "elevation", "surface": 1e6 } })),
+            vec!["boundaries.east.surface", "an elevation in m", "1000000"],
+        ),
+        (
+            tagged(
+                json!({ "east": { "type": "elevation", "surface": { "tides": [{ "amplitude": 2e4, "period": 3600 }] } } }),
+            ),
+            vec!["boundaries.east.surface", "an elevation in m"],
+        ),
+        (
+            tagged(json!({ "east": { "type": "discharge", "layer2": 1e30 } })),
+            vec!["boundaries.east.layer2", "a discharge in m³/s", "1e30"],
+        ),
+        (
+            tagged(json!({ "east": { "type": "inflow" } })),
+            vec!["boundaries.east.type", "\"inflow\"", "wall, open, elevation, discharge"],
+        ),
+    ];
+    for (patch, words) in cases {
+        c.write("s.json", scenario(patch.clone()));
+        c.fails(&["run", "s.json", "--backend", "cpu"], 1, &words);
+    }
+    // A time series beyond the bound, read from its file.
+    c.write("q.csv", "time,q\n0,1\n10,1e30\n");
+    c.write("f.json", scenario(tagged(json!({ "east": { "type": "discharge", "layer1": { "file": "q.csv" } } }))));
+    c.fails(&["run", "f.json", "--backend", "cpu"], 1, &["boundaries.east.layer1.file", "1e30"]);
+}

@@ -663,3 +663,114 @@ fn water_at_rest_over_a_bathymetry_file_stays_exactly_at_rest() {
         }
     }
 }
+
+/// A TIFF that is only a header: one float32 band of `w` by `h` in one strip, georeferenced
+/// (a damaged or hostile file: its strip is not there).
+fn tiff_header(w: u32, h: u32, bits: u16) -> Vec<u8> {
+    let entries: [(u16, u16, u32); 10] = [
+        (256, 4, w),                              // ImageWidth, LONG
+        (257, 4, h),                              // ImageLength
+        (258, 3, bits.into()),                    // BitsPerSample, SHORT
+        (259, 3, 1),                              // Compression: none
+        (262, 3, 1),                              // PhotometricInterpretation: BlackIsZero
+        (273, 4, 200),                            // StripOffsets
+        (277, 3, 1),                              // SamplesPerPixel
+        (278, 4, h),                              // RowsPerStrip: one strip
+        (279, 4, u32::MAX),                       // StripByteCounts
+        (339, 3, if bits == 32 { 3 } else { 1 }), // SampleFormat: float or unsigned
+    ];
+    let mut b = b"II*\0".to_vec();
+    b.extend_from_slice(&8u32.to_le_bytes());
+    b.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    for (tag, kind, value) in entries {
+        b.extend_from_slice(&tag.to_le_bytes());
+        b.extend_from_slice(&kind.to_le_bytes());
+        b.extend_from_slice(&1u32.to_le_bytes());
+        if kind == 3 {
+            b.extend_from_slice(&(value as u16).to_le_bytes());
+            b.extend_from_slice(&[0, 0]);
+        } else {
+            b.extend_from_slice(&value.to_le_bytes());
+        }
+    }
+    b.extend_from_slice(&0u32.to_le_bytes());
+    b.resize(256, 0);
+    b
+}
+
+/// The start of a classic NetCDF file: one dimension `x` of 3 and one int variable `v(x)`,
+/// whose dimension count (byte 12) is flipped from 0x00 to 0x7f: it asks for 2^31 dimensions.
+fn flipped_netcdf() -> Vec<u8> {
+    let mut b = b"CDF\x01".to_vec();
+    let words = |b: &mut Vec<u8>, xs: &[u32]| xs.iter().for_each(|x| b.extend_from_slice(&x.to_be_bytes()));
+    words(&mut b, &[0, 0x0A, 1, 1]);
+    b.extend_from_slice(b"x\0\0\0");
+    words(&mut b, &[3, 0, 0, 0x0B, 1, 1]);
+    b.extend_from_slice(b"v\0\0\0");
+    words(&mut b, &[1, 0, 0, 0, 4, 12, 80]);
+    b.extend_from_slice(&[0; 12]);
+    b[12] = 0x7f;
+    b
+}
+
+/// Issue 46, item 2: headers that ask for more memory than the machine has aborted the run
+/// (SIGABRT in the allocator); a 20 GB sparse `.asc` was read as one 20 GB line. Each is now
+/// refused before the allocation, naming the file and the bytes.
+#[test]
+fn huge_or_damaged_headers_are_refused_naming_the_file_and_the_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("huge.asc"),
+        "ncols 999999999\nnrows 999999999\nxllcorner 100\nyllcorner 100\ncellsize 1\n0 0\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("huge.tif"), tiff_header(4_000_000_000, 4_000_000_000, 32)).unwrap();
+    std::fs::write(d.join("seven.tif"), tiff_header(8, 8, 7)).unwrap();
+    std::fs::write(d.join("flipped.nc"), flipped_netcdf()).unwrap();
+    let sparse = std::fs::File::create(d.join("sparse.asc")).unwrap();
+    std::io::Write::write_all(&mut &sparse, b"ncols 8\nnrows 8\nxllcorner 0\nyllcorner 0\ncellsize 1\n").unwrap();
+    sparse.set_len(20_000_000_000).unwrap();
+    drop(sparse);
+    let sq = |a: f64, b: f64| [[a, a], [b, a], [b, b], [a, b]];
+    let cases = [
+        ("huge.asc", vec!["huge.asc", "999999999 by 999999999", "needs about 8000.0 PB of memory", "available"]),
+        ("huge.tif", vec!["huge.tif", "4000000000 by 4000000000", "needs about", "PB of memory"]),
+        ("seven.tif", vec!["seven.tif", "7-bit samples"]),
+        ("flipped.nc", vec!["flipped.nc", "at byte 12", "2130706433 dimensions", "damaged header"]),
+        ("sparse.asc", vec!["sparse.asc", "line 6", "NUL byte", "not text"]),
+    ];
+    for (name, words) in cases {
+        let bathymetry = json!({"type": "file", "path": name, "positive": "up"});
+        let scen = write_scenario(d, bathymetry, sq(1.0, 2.0));
+        let o = common::pycno_within(d, &["run", scen.to_str().unwrap(), "--overwrite"], &[], LIMIT);
+        expect_failure(&o, Some(1), &words);
+    }
+}
+
+/// Issue 46, item 3: a FIFO given as a data file (bathymetry in any format, or the initial
+/// interface) blocked the run for ever, on one rank and on two. It is refused at once.
+#[test]
+fn a_fifo_as_a_data_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for name in ["p.asc", "p.tif", "p.nc", "p.xyz"] {
+        let c = std::ffi::CString::new(d.join(name).as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+    // Without the fix each of these waits for a writer: 60 s is far more than a refusal takes.
+    let bound = std::time::Duration::from_secs(60);
+    let sq = |a: f64, b: f64| [[a, a], [b, a], [b, b], [a, b]];
+    for name in ["p.asc", "p.tif", "p.nc", "p.xyz"] {
+        let scen = write_scenario(d, json!({"type": "file", "path": name, "positive": "up"}), sq(1.0, 2.0));
+        let o = common::pycno_within(d, &["run", scen.to_str().unwrap(), "--overwrite"], &[], bound);
+        expect_failure(&o, Some(1), &[name, "not a regular file", "FIFO"]);
+    }
+    let bad = s_with_interface(&dir, json!({"type": "file", "path": "p.asc", "positive": "up"}), 5.0);
+    let o = common::pycno_within(d, &["run", bad.to_str().unwrap()], &[], bound);
+    expect_failure(&o, Some(1), &["initial.interface", "p.asc", "FIFO"]);
+    let cmd = common::cli::command(2, Some(d), &["run", bad.to_str().unwrap()], &[]);
+    let o = common::cli::run_bounded(cmd, bound);
+    expect_failure(&o, None, &["p.asc", "FIFO"]);
+}

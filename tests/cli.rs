@@ -665,3 +665,103 @@ fn example_island_writes_a_series() {
     assert_eq!(entries.last().map(|e| e.0), Some(0.05));
     check_stats(&read_json(&d.path().join("o/stats.json")), Some(0.05), 1e-11);
 }
+
+/// Issue 46, item 10: the output's `scenario.json` kept the bathymetry file's path relative
+/// (only `mesh` was made absolute), so `pycno run OUT/scenario.json` from another directory
+/// failed on the shipped `strait_sill_from_file` example, against the README's promise.
+#[test]
+fn the_output_scenario_json_runs_from_another_directory() {
+    let d = tempdir();
+    ok(d.path(), &["example", "strait_sill_from_file", "ex"]);
+    let first = ["run", "ex/strait_sill_from_file.json", "--out", "o1", "--max-steps", "2", "--backend", "cpu", "-q"];
+    ok(d.path(), &first);
+    let saved = read_json(&d.path().join("o1/scenario.json"));
+    let path = saved["bathymetry"][0]["path"].as_str().unwrap().to_string();
+    assert!(Path::new(&path).is_absolute(), "bathymetry path {path:?} in scenario.json");
+    let elsewhere = d.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let again = d.path().join("o1/scenario.json").display().to_string();
+    ok(&elsewhere, &["run", &again, "--out", "o2", "--max-steps", "2", "--backend", "cpu", "-q"]);
+    assert_eq!(
+        read_json(&elsewhere.join("o2/stats.json"))["state_checksum"],
+        read_json(&d.path().join("o1/stats.json"))["state_checksum"]
+    );
+}
+
+/// Issue 46, item 10: `pycno example` offered 7 of the 12 examples that
+/// `meshes/scenarios/README.md` documents. Every shipped scenario is offered, and written.
+#[test]
+fn pycno_example_offers_every_shipped_scenario() {
+    let d = tempdir();
+    let listing = text(&ok(d.path(), &["example"]).stdout);
+    for name in EXAMPLES {
+        let stem = name.strip_suffix(".json").unwrap();
+        assert!(listing.contains(&format!("  {stem} ")), "pycno example does not offer {stem}:\n{listing}");
+        ok(d.path(), &["example", stem, "all"]);
+        assert!(d.path().join("all").join(name).is_file(), "{name} not written");
+    }
+}
+
+/// Issue 46, item 7: `--watchdog 1` on a large mesh ended the run during set-up (meshing
+/// 400k cells takes longer than a second) as "no progress". Set-up is not watched.
+#[test]
+fn the_watchdog_does_not_count_set_up() {
+    let d = tempdir();
+    let args =
+        ["run", "--cells", "400000", "--max-steps", "1", "--watchdog", "1", "--no-vtk", "--backend", "cpu", "-q"];
+    ok(d.path(), &args);
+    assert_eq!(read_json(&d.path().join("out/dambreak/stats.json"))["steps"], 1);
+}
+
+/// Issue 46, item 10: `-q` still printed an INFO line; `--no-vtk` without `--out` wrote no
+/// `stats.json`.
+#[test]
+fn quiet_is_quiet_and_no_vtk_alone_writes_stats() {
+    let d = tempdir();
+    let o = ok(d.path(), &["run", "--cells", "300", "--t-end", "0.01", "--no-vtk", "-q", "--backend", "cpu"]);
+    let err = text(&o.stderr);
+    assert!(!err.contains("INFO"), "-q printed:\n{err}");
+    assert!(text(&o.stdout).is_empty());
+    let dirs: Vec<_> = std::fs::read_dir(d.path().join("out")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    check_stats(&read_json(&dirs[0].join("stats.json")), Some(0.01), 1e-5);
+}
+
+/// Issue 46, item 10: Ctrl-C left no stats.json and no max map. The run now stops after its
+/// step, writes the state reached as the last frame, the max maps and stats.json marked
+/// "interrupted", and exits 1 naming the signal.
+#[test]
+fn ctrl_c_writes_what_the_run_has_marked_interrupted() {
+    let d = tempdir();
+    let s = serde_json::json!({
+        "name": "long",
+        "domain": {"outer": [[-5, -5], [5, -5], [5, 5], [-5, 5]]},
+        "resolution": {"cells": 3000},
+        "bathymetry": {"type": "constant", "depth": 5.0},
+        "initial": {"type": "circular_dam_break"},
+        "time": {"end": 400.0, "output_interval": 0.05},
+        "output": {"dir": "o", "max_maps": {}}
+    });
+    std::fs::write(d.path().join("s.json"), s.to_string()).unwrap();
+    let mut cmd = common::cli::command(0, Some(d.path()), &["run", "s.json", "--backend", "cpu", "-q"], &[]);
+    let child = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let first = d.path().join("o/long_00001.vtu");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !first.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(first.exists(), "no frame within two minutes");
+    // SAFETY: a signal to the child we started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("interrupted by SIGINT (Ctrl-C) after step") && !err.contains("panicked"), "{err}");
+    let stats = read_json(&d.path().join("o/stats.json"));
+    let why = stats["interrupted"].as_str().unwrap_or_default();
+    assert!(why.starts_with("interrupted by SIGINT"), "{stats:#}");
+    assert!(stats["t_end"].as_f64().unwrap() < 400.0 && stats["steps"].as_u64().unwrap() > 0, "{stats:#}");
+    assert!(d.path().join("o/long_max.vtu").is_file(), "no max map");
+    let frames = check_pvd(&d.path().join("o/long.pvd"));
+    assert_eq!(frames.last().unwrap().0, stats["t_end"].as_f64().unwrap(), "the last frame is the state reached");
+}

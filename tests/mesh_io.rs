@@ -539,3 +539,24 @@ fn large_meshes_read_fast() {
         assert!(s < 3.0, "{}: {s} s", p.display());
     }
 }
+
+/// Issue 46, item 5: a Gmsh 4.1 node block with `parametric = 1` whose nodes lack their
+/// parametric coordinates was read (the coordinate lines accepted 3 to 6 fields whatever the
+/// block said). Now the count must match the block: x y z plus entityDim coordinates.
+#[test]
+fn gmsh41_parametric_block_without_its_parametric_coordinates_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let without = SQUARE_41.replace("0 1 0 1.0\n0 0 0 0.0\n", "0 1 0\n0 0 0\n");
+    assert_ne!(without, SQUARE_41);
+    let p = write(d.path(), "noparam.msh", &without);
+    assert_err(
+        read_gmsh(&p),
+        "noparam.msh:30:",
+        "expected 4 fields (x y z and 1 parametric coordinates (parametric = 1",
+    );
+    // Parametric coordinates in a block that says it has none are refused too.
+    let extra = SQUARE_41.replace("1 1 0\n1 0 0\n0.5 0.5 0\n", "1 1 0 0.5\n1 0 0\n0.5 0.5 0\n");
+    assert_ne!(extra, SQUARE_41);
+    let p = write(d.path(), "extra.msh", &extra);
+    assert_err(read_gmsh(&p), "extra.msh:", "expected 3 fields (x y z), found 4");
+}

@@ -119,3 +119,37 @@ fn cli_rejects_bad_input() {
     let o = pycno(cwd, &["partition", "--cells", "500", "--ranks", "2"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Issue 46, item 5: `pycno partition s2.json --check part` passed a one-ring partition for a
+/// second-order scenario, which `run` then refused. The check now asks what the run asks.
+#[test]
+fn check_refuses_a_one_ring_partition_for_a_second_order_scenario() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = tmp.path();
+    let s2 = serde_json::json!({
+        "name": "order2",
+        "domain": {"outer": [[-5, -5], [5, -5], [5, 5], [-5, 5]]},
+        "resolution": {"cells": 800},
+        "bathymetry": {"type": "constant", "depth": 5.0},
+        "initial": {"type": "circular_dam_break"},
+        "physics": {"g": 9.81, "r": 0.998, "gamma": 0.9, "order": 2},
+        "time": {"end": 0.01}
+    });
+    std::fs::write(cwd.join("s2.json"), s2.to_string()).unwrap();
+    cli_ok(cwd, &["partition", "s2.json", "--ranks", "2", "--order", "1", "--no-vtk", "--out", "one"]);
+    cli_fails(cwd, &["partition", "s2.json", "--check", "one"], &["one ring", "physics.order = 2", "rank_00000.bin"]);
+    // A two-ring one passes.
+    cli_ok(cwd, &["partition", "s2.json", "--ranks", "2", "--no-vtk", "--out", "two"]);
+    cli_ok(cwd, &["partition", "s2.json", "--check", "two"]);
+}
+
+/// Issue 46, item 8: `partition --order -1` got clap's tip to write `-- -1`.
+#[test]
+fn a_negative_order_is_refused_with_what_is_expected() {
+    let tmp = tempfile::tempdir().unwrap();
+    for bad in ["-1", "0", "3"] {
+        let o = pycno(tmp.path(), &["partition", "--cells", "500", "--ranks", "2", "--out", "p", "--order", bad]);
+        let err = expect_failure(&o, Some(2), &["--order", "expected 1 or 2", bad]);
+        assert!(!err.contains("-- -1"), "{err}");
+    }
+}

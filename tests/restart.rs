@@ -553,3 +553,126 @@ fn a_killed_second_order_run_restarts_to_the_uninterrupted_result() {
     ok(run(0, &args(&first, &[]), &[]));
     assert_ne!(stats(&first)["state_checksum"], want["state_checksum"], "order 2 ran at order 1");
 }
+
+/// Every file under `dir` (relative path, bytes): a snapshot to compare before and after.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut all = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                all.insert(p.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    all
+}
+
+/// Issue 46, item 1: `cp -a X/ck Y/ck; cd Y; pycno run --restart ck/checkpoints/step_N
+/// --checkpoint-every 3 --checkpoint-keep 1` wrote into X's directory (the checkpoint's
+/// scenario names it by absolute path) and pruned X's checkpoints. Now the restart goes on in
+/// the copy, and X is left byte for byte as it was; pointed at X's checkpoints explicitly,
+/// it is refused.
+#[test]
+fn a_restart_from_a_copied_output_directory_leaves_the_original_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (full, cut) = full_and_killed_gauge_runs(tmp.path());
+    let y = tmp.path().join("y");
+    std::fs::create_dir_all(&y).unwrap();
+    let cp = Command::new("cp").arg("-a").arg(&cut).arg(y.join("ck")).status().unwrap();
+    assert!(cp.success());
+    let before = snapshot(&cut);
+    assert!(before.contains_key(Path::new("checkpoints/step_0000000020/meta.json")));
+
+    // Into X's checkpoint directory, given explicitly: refused before anything is written.
+    let x_ck = cut.join("checkpoints").display().to_string();
+    let step10 = ["--restart", "ck/checkpoints/step_0000000010", "--backend", "cpu", "-q"];
+    let o = common::cli::pycno_np(
+        0,
+        Some(&y),
+        &[&["run"], &step10[..], &["--checkpoint-every", "3", "--checkpoint-dir", &x_ck]].concat(),
+        &[],
+    );
+    fails(&o, &["would write its checkpoints into", "other checkpoint(s)", "--checkpoint-dir"]);
+    assert!(snapshot(&cut) == before, "a refused restart changed the original directory");
+
+    // Without --out: the copy goes on, to the uninterrupted run's end.
+    let o = common::cli::pycno_np(
+        0,
+        Some(&y),
+        &[&["run"], &step10[..], &["--checkpoint-every", "3", "--checkpoint-keep", "1"]].concat(),
+        &[],
+    );
+    ok(o);
+    assert!(snapshot(&cut) == before, "the restart of the copy changed the original directory");
+    let copy = y.join("ck");
+    assert_eq!(stats(&copy)["state_checksum"], stats(&full)["state_checksum"]);
+    assert_eq!(stats(&copy)["restarted_from"], 10);
+    let a = std::fs::read_to_string(full.join("gauges.csv")).unwrap();
+    let b = std::fs::read_to_string(copy.join("gauges.csv")).unwrap();
+    assert_eq!(a, b, "the copy's gauges.csv continues to the uninterrupted run's");
+    let done = std::fs::read_dir(copy.join("checkpoints")).unwrap().count();
+    assert!(done >= 2, "the copy's checkpoint directory holds the restart's checkpoints");
+}
+
+/// Issue 46, item 5: a rank file of another run (same mesh, same step and time, a valid
+/// checksum of its own; made here by changing one value and sealing the file again) copied
+/// into a checkpoint was resumed from. `meta.json` now records each rank file's checksum.
+#[test]
+fn a_rank_file_of_another_run_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("killed");
+    killed(&run(0, &args(&d, &["--checkpoint-every", "10"]), &[("PYCNO_KILL", "0:23")]));
+    let rank = d.join("checkpoints/step_0000000020/rank_00000.bin");
+    let mut b = std::fs::read(&rank).unwrap();
+    let n = b.len();
+    // The last stored number of the last cell (its d2 low part), as another run might have it.
+    b[n - 5] ^= 0x01;
+    let crc = crc32fast::hash(&b[..n - 4]);
+    b[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&rank, &b).unwrap();
+    let o = restart(0, &d.join("checkpoints/step_0000000020"), &[]);
+    fails(&o, &["rank_00000.bin", "not the file this checkpoint was written with", "another run"]);
+}
+
+/// Issue 46, item 5: `echo garbage > OUT/gauges.csv` before a restart left a `gauges.csv`
+/// without its column line. The file a restart continues must be this run's gauges.
+#[test]
+fn a_restart_refuses_a_gauges_file_that_is_not_this_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, cut) = full_and_killed_gauge_runs(tmp.path());
+    let g = cut.join("gauges.csv");
+    let good = std::fs::read_to_string(&g).unwrap();
+    std::fs::write(&g, "garbage\n").unwrap();
+    let o = restart(0, &cut.join("checkpoints"), &[]);
+    fails(&o, &["gauges.csv", "line 1", "garbage"]);
+    // Another run's gauges (other columns).
+    std::fs::write(&g, good.replace("centre_", "east_")).unwrap();
+    let o = restart(0, &cut.join("checkpoints"), &[]);
+    fails(&o, &["gauges.csv", "expected this run's column line", "east_h1"]);
+    // A row cut short.
+    let cut_row: String = good.lines().take(5).collect::<Vec<_>>().join("\n") + "\n0.5,3\n";
+    std::fs::write(&g, cut_row).unwrap();
+    let o = restart(0, &cut.join("checkpoints"), &[]);
+    fails(&o, &["gauges.csv", "expected a row of 10 comma-separated values", "0.5,3"]);
+    // Its own file restarts.
+    std::fs::write(&g, &good).unwrap();
+    ok(restart(0, &cut.join("checkpoints"), &[]));
+}
+
+/// Issue 46, item 10: `--max-steps` on a restart counted from the original start, so a
+/// limit below the checkpoint's step silently did nothing. It counts this process's steps.
+#[test]
+fn max_steps_on_a_restart_counts_the_restart_s_own_steps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("killed");
+    killed(&run(0, &args(&d, &["--checkpoint-every", "10"]), &[("PYCNO_KILL", "0:23")]));
+    let c = d.join("checkpoints").display().to_string();
+    ok(pycno(0, &["run", "--restart", &c, "--backend", "cpu", "-q", "--max-steps", "5"], &[]));
+    let s = stats(&d);
+    assert_eq!(s["restarted_from"], 20);
+    assert_eq!(s["steps"], 25, "5 steps after the checkpoint's 20");
+}

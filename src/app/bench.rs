@@ -38,7 +38,7 @@ impl BenchOptions {
     }
 }
 
-pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Result<Vec<RunStats>> {
+pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats) -> Result<()>) -> Result<Vec<RunStats>> {
     opts.validate()?;
     let choice = choose_backend(opts.backend, false)?;
     let mut all = Vec::new();
@@ -71,7 +71,7 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats)) -> Resul
         if opts.profile && choice == BackendChoice::Cuda {
             st.copy_bandwidth = Some(copy_bandwidth()?);
         }
-        on_result(&st);
+        on_result(&st)?;
         all.push(st);
     }
     Ok(all)

@@ -49,6 +49,36 @@ pub const EXAMPLES: &[Example] = &[
         meshes: &[],
     },
     Example {
+        name: "lock_exchange",
+        about: "the laboratory lock exchange, full depth: two gravity currents into layers that are absent",
+        json: include_str!("../../meshes/scenarios/lock_exchange.json"),
+        meshes: &[],
+    },
+    Example {
+        name: "thin_slick",
+        about: "a 5 cm upper patch spreading on a lower layer; the upper layer absent elsewhere",
+        json: include_str!("../../meshes/scenarios/thin_slick.json"),
+        meshes: &[],
+    },
+    Example {
+        name: "seamount_piercing",
+        about: "an internal wave passing over a seamount that pierces the interface",
+        json: include_str!("../../meshes/scenarios/seamount_piercing.json"),
+        meshes: &[],
+    },
+    Example {
+        name: "dense_current_slope",
+        about: "a dense current running down a slope under a light layer",
+        json: include_str!("../../meshes/scenarios/dense_current_slope.json"),
+        meshes: &[],
+    },
+    Example {
+        name: "beach_runup",
+        about: "a two-layer wave running up a beach with dry land",
+        json: include_str!("../../meshes/scenarios/beach_runup.json"),
+        meshes: &[],
+    },
+    Example {
         name: "strait_sill_from_file",
         about: "an internal bore over a sill, bathymetry from an ESRI grid plus a sill shape",
         json: include_str!("../../meshes/scenarios/strait_sill_from_file.json"),

@@ -97,7 +97,8 @@ pub fn mesh_file_id(path: &Path) -> Result<u64> {
     }
     let (mut crc, mut len) = (crc32fast::Hasher::new(), 0u64);
     for f in files {
-        let mut file = std::fs::File::open(&f).with_context(|| format!("cannot read mesh file {}", f.display()))?;
+        let mut file =
+            crate::util::files::open_regular(&f).with_context(|| format!("cannot read mesh file {}", f.display()))?;
         let mut buf = vec![0u8; 1 << 20];
         loop {
             let n = file.read(&mut buf).with_context(|| format!("cannot read mesh file {}", f.display()))?;

@@ -44,8 +44,18 @@ pub struct PartitionArgs {
     /// `physics.order`; 1 for a mesh file. A first-order run also runs on a partition for
     /// order 2, exchanging the second ring for nothing; a second-order run on several ranks
     /// needs one for order 2.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=2), conflicts_with = "check")]
+    #[arg(long, allow_negative_numbers = true, value_parser = order_arg, conflicts_with = "check")]
     pub order: Option<u32>,
+}
+
+/// `--order N`: 1 or 2. (Negative numbers reach here too, instead of clap's tip to write
+/// `-- -1`, which is no answer for an option's value.)
+fn order_arg(s: &str) -> Result<u32, String> {
+    match s.trim() {
+        "1" => Ok(1),
+        "2" => Ok(2),
+        _ => Err(format!("expected 1 or 2 (the physics.order of the runs), found {s}")),
+    }
 }
 
 /// Partition `pm` into `ranks`, with `rings` rings of receive cells
@@ -188,14 +198,23 @@ pub fn command(args: &PartitionArgs) -> Result<()> {
         check_ranks(0, 0)?;
     }
     let (pm, source) = input_mesh(args.input.as_deref(), args.cells)?;
-    println!("mesh: {source}: {} cells, {} edges ({:.2} s)", pm.topo.num_cells(), pm.topo.num_edges(), pm.seconds);
+    crate::say!("mesh: {source}: {} cells, {} edges ({:.2} s)", pm.topo.num_cells(), pm.topo.num_edges(), pm.seconds)?;
     if let Some(dir) = &args.check {
-        let (m, _) = check_partition(dir, &pm)?;
+        let (m, subs) = check_partition(dir, &pm)?;
         if let Some(r) = args.ranks.filter(|&r| r != m.stats.ranks) {
             bail!("--ranks {r}, but {} holds a partition into {} ranks", dir.display(), m.stats.ranks);
         }
-        println!("partition {} ok: {} ranks, every file checked against this mesh", dir.display(), m.stats.ranks);
-        print!("{}", m.stats.summary());
+        // The rings the scenario's order needs, as `run` checks them (a one-ring partition
+        // passed here and was then refused by the run of a second-order scenario).
+        let order = match args.order {
+            Some(o) => o,
+            None => super::input_order(args.input.as_deref(), args.cells)?,
+        };
+        if let Some(s) = subs.first() {
+            super::run::part::check_rings(dir, s, order, false)?;
+        }
+        crate::say!("partition {} ok: {} ranks, every file checked against this mesh", dir.display(), m.stats.ranks)?;
+        crate::say_raw!("{}", m.stats.summary())?;
         return Ok(());
     }
     let (Some(ranks), Some(out)) = (args.ranks, args.out.as_deref()) else {
@@ -210,7 +229,7 @@ pub fn command(args: &PartitionArgs) -> Result<()> {
     let owners = args.owners.as_deref();
     let (m, _) = write_partition(&pm, &source, source_id, ranks, rings, out, !args.no_vtk, started, owners)?;
     let t = &m.timings;
-    println!(
+    crate::say!(
         "partitioned into {ranks} ranks in {:.2} s (METIS {:.2} s, submeshes {:.2} s, writing {:.2} s; {:.2} s in all; peak memory {:.0} MB)",
         t.metis + t.submeshes + t.write,
         t.metis,
@@ -218,15 +237,15 @@ pub fn command(args: &PartitionArgs) -> Result<()> {
         t.write,
         m.seconds,
         m.peak_memory as f64 / 1e6
-    );
-    print!("{}", m.stats.summary());
-    println!(
+    )?;
+    crate::say_raw!("{}", m.stats.summary())?;
+    crate::say!(
         "wrote {} ({} rank files, {} bytes; {}{})",
         out.display(),
         ranks,
         m.stats.per_rank.iter().map(|r| r.file_bytes).sum::<u64>(),
         files::MANIFEST,
         if args.no_vtk { String::new() } else { format!("; {} for ParaView", view::FILE) }
-    );
+    )?;
     Ok(())
 }

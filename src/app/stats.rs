@@ -60,6 +60,10 @@ pub struct RunStats {
     /// Where the run wrote its output.
     #[serde(skip)]
     pub output_dir: std::path::PathBuf,
+    /// Why the run stopped before its end, when a signal stopped it ("interrupted by
+    /// SIGINT (Ctrl-C) after step 120 (t = 3.5 s)"): its figures cover the run up to there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
     /// The checkpoint step this run resumed from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restarted_from: Option<u64>,

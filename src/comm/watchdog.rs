@@ -10,9 +10,14 @@
 //! nothing unless the watchdog was started. Off by default: a rank legitimately busy for a
 //! long time (writing a large checkpoint while the others wait) must not end a healthy job,
 //! so choose a timeout well above the longest output or checkpoint write.
+//!
+//! The clock starts at the first beat, when the rank starts stepping: set-up (meshing,
+//! reading data files and partitions, building the backend) is not watched, since on 400k
+//! cells and two ranks it alone took longer than `--watchdog 1` and ended a healthy job as
+//! "no progress" (issue 46).
 
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -23,6 +28,8 @@ struct Heart {
     size: usize,
     /// Milliseconds since `start` at the last beat.
     last: AtomicU64,
+    /// Set by the first beat: before it the rank is setting up, which is not watched.
+    armed: AtomicBool,
     step: AtomicU64,
     phase: Mutex<&'static str>,
     /// Ranks whose messages this rank still waits for in an exchange.
@@ -39,6 +46,7 @@ pub fn start(timeout: Duration, rank: usize, size: usize) {
         rank,
         size,
         last: AtomicU64::new(0),
+        armed: AtomicBool::new(false),
         step: AtomicU64::new(0),
         phase: Mutex::new("setting up"),
         waiting: Mutex::new(Vec::new()),
@@ -53,6 +61,7 @@ pub fn start(timeout: Duration, rank: usize, size: usize) {
 pub fn beat(step: u64, phase: &'static str) {
     if let Some(h) = HEART.get() {
         h.last.store(h.start.elapsed().as_millis() as u64, Ordering::Relaxed);
+        h.armed.store(true, Ordering::Relaxed);
         h.step.store(step, Ordering::Relaxed);
         *h.phase.lock().unwrap_or_else(|e| e.into_inner()) = phase;
     }
@@ -73,6 +82,9 @@ fn watch() {
     let h = HEART.get().expect("started");
     loop {
         std::thread::sleep(Duration::from_millis(250));
+        if !h.armed.load(Ordering::Relaxed) {
+            continue;
+        }
         let now = h.start.elapsed().as_millis() as u64;
         let idle = Duration::from_millis(now.saturating_sub(h.last.load(Ordering::Relaxed)));
         if idle < h.timeout {

@@ -86,6 +86,11 @@ pub struct Meta {
     /// open boundaries).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub boundary_budget: Vec<[f64; 4]>,
+    /// The CRC-32 each rank file ends with, by rank: a rank file of another run or another
+    /// checkpoint (same mesh, same step) is refused instead of resumed. Empty in checkpoints
+    /// of an earlier pycno, which are read without this check.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_checksums: Vec<u32>,
 }
 
 pub fn step_dir(root: &Path, step: u64) -> PathBuf {
@@ -96,7 +101,8 @@ fn rank_file(dir: &Path, rank: usize) -> PathBuf {
     dir.join(format!("rank_{rank:05}.bin"))
 }
 
-/// This rank's part of a checkpoint: its owned cells by global id.
+/// This rank's part of a checkpoint: its owned cells by global id. Returns the file's
+/// CRC-32, which `meta.json` records (`Meta::rank_checksums`).
 #[allow(clippy::too_many_arguments)] // the rank file's header fields, each from the caller
 pub fn write_rank(
     dir: &Path,
@@ -108,7 +114,7 @@ pub fn write_rank(
     float_bytes: usize,
     global: &[u32],
     cells: &[StoredCell],
-) -> Result<()> {
+) -> Result<u32> {
     fs::create_dir_all(dir).with_context(|| format!("cannot create checkpoint directory {}", dir.display()))?;
     // The marker first: whatever dies after this, the directory is known to be pycno's.
     match create_new_nofollow(&dir.join(MARKER)) {
@@ -141,7 +147,8 @@ pub fn write_rank(
     }
     let crc = crc32fast::hash(&b);
     b.extend_from_slice(&crc.to_le_bytes());
-    write_bytes_atomic(&rank_file(dir, rank), &b)
+    write_bytes_atomic(&rank_file(dir, rank), &b)?;
+    Ok(crc)
 }
 
 /// Rank 0, after every rank wrote its file: the checkpoint becomes complete. `meta.json`
@@ -528,6 +535,14 @@ fn visit_state(
         if fb != want_fb {
             return Err(what(format!("{fb}-byte floats, but the checkpoint says {}", meta.precision)));
         }
+        if meta.rank_checksums.get(rank).is_some_and(|&want| want != stored) {
+            return Err(what(format!(
+                "not the file this checkpoint was written with (its CRC-32 is {stored:08x}, {} records {:08x}): a \
+                 rank file of another run or another checkpoint, copied here?",
+                dir.join(META).display(),
+                meta.rank_checksums[rank]
+            )));
+        }
         let n = u64_at(48) as usize;
         if body.len() != HEADER + n * (4 + VALUES * fb) {
             return Err(what(format!("{} bytes for {n} cells", b.len())));
@@ -577,6 +592,7 @@ mod tests {
             boundary_budget: vec![],
             mass_layer2_start: 2.0,
             hyperbolicity_fallbacks: 0,
+            rank_checksums: vec![],
         }
     }
 

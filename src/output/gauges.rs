@@ -37,6 +37,66 @@ use std::path::{Path, PathBuf};
 pub const FILE: &str = "gauges.csv";
 const QUANTITIES: [&str; 8] = ["h1", "h2", "u1", "v1", "u2", "v2", "interface", "surface"];
 
+/// The column line of `g`'s file: the points' quantities, then the boundary tags' columns
+/// (see [`GaugeRecorder::with_boundaries`]).
+fn header(g: &Gauges) -> String {
+    let mut h = "time,step".to_string();
+    for p in &g.points {
+        for q in QUANTITIES {
+            h.push_str(&format!(",{}_{q}", p.name));
+        }
+    }
+    for name in &g.boundaries {
+        h.push_str(&format!(",{name}_Q1,{name}_Q2,{name}_V1,{name}_V2"));
+    }
+    h
+}
+
+/// What a restart keeps of the earlier file `old`: its comments, its column line (which
+/// must be `header`, this run's) and its rows up to time `t`. A file that is not this run's
+/// gauges (another run's columns, garbage, a row of the wrong width) is refused, so the
+/// continued file never lacks its columns or mixes two layouts.
+fn rows_up_to(old: &str, t: f64, header: &str) -> Result<String> {
+    let width = header.split(',').count();
+    let mut text = String::new();
+    let mut seen_header = false;
+    for (i, line) in old.lines().enumerate() {
+        let n = i + 1;
+        if line.starts_with('#') {
+            text.push_str(line);
+            text.push('\n');
+            continue;
+        }
+        if line.starts_with("time,") {
+            if seen_header || line != header {
+                anyhow::bail!(
+                    "line {n}: expected this run's column line {header:?} once, found {:?}",
+                    crate::util::files::excerpt(line)
+                );
+            }
+            seen_header = true;
+            text.push_str(line);
+            text.push('\n');
+            continue;
+        }
+        let time = line.split(',').next().and_then(|x| x.parse::<f64>().ok());
+        let (Some(time), true) = (time, seen_header && line.split(',').count() == width) else {
+            anyhow::bail!(
+                "line {n}: expected a row of {width} comma-separated values after the column line, found {:?}",
+                crate::util::files::excerpt(line)
+            );
+        };
+        if time <= t {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    if !seen_header {
+        anyhow::bail!("no column line (expected {header:?}): not the gauges of this run");
+    }
+    Ok(text)
+}
+
 /// The cell of `mesh` that contains `p` (on an edge: the lowest id).
 pub fn locate(mesh: &Mesh, p: [f64; 2]) -> Option<usize> {
     (0..mesh.triangles.len()).into_par_iter().position_first(|t| contains(mesh, t, p))
@@ -154,15 +214,8 @@ impl GaugeRecorder {
                         let earlier = resume.map_or(path.as_path(), |(_, p)| p);
                         let old = crate::util::files::read_regular_to_string(earlier)
                             .with_context(|| format!("cannot read {} to continue it", earlier.display()))?;
-                        for line in old.lines() {
-                            let keep = line.starts_with('#')
-                                || line.starts_with("time,")
-                                || line.split(',').next().and_then(|x| x.parse::<f64>().ok()).is_some_and(|x| x <= t);
-                            if keep {
-                                text.push_str(line);
-                                text.push('\n');
-                            }
-                        }
+                        text = rows_up_to(&old, t, &header(g))
+                            .with_context(|| format!("cannot continue {}", earlier.display()))?;
                     }
                     None => {
                         text.push_str("# pycno gauges: the state of the cell containing each point; u, v velocities (m/s), elevations (m) upwards from the reference level\n");

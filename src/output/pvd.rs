@@ -5,7 +5,7 @@ use crate::util::atomic::write_atomic;
 use anyhow::{bail, Context, Result};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 /// A list of (time, file) entries; `file` is relative to the `.pvd` itself.
@@ -102,6 +102,23 @@ impl PvdFile {
         if self.written == entries.len() {
             return Ok(());
         }
+        // Writing through the open file into a `.pvd` that was removed or replaced during the
+        // run (by a directory, or with the whole output directory) would end the run "fine"
+        // with no `.pvd` at all.
+        let on_disk = std::fs::symlink_metadata(path);
+        let open = file.metadata().with_context(|| format!("cannot read {}", path.display()))?;
+        if !on_disk.as_ref().is_ok_and(|m| m.dev() == open.dev() && m.ino() == open.ino()) {
+            let now = match on_disk {
+                Ok(m) if m.is_dir() => "a directory now".to_string(),
+                Ok(_) => "another file now".to_string(),
+                Err(e) => format!("gone: {e}"),
+            };
+            bail!(
+                "cannot extend {}: it was removed or replaced during the run ({now}); the frames written so far are \
+                 listed in no .pvd",
+                path.display()
+            );
+        }
         let mut lines = String::new();
         for (time, f) in &entries[self.written..] {
             lines.push_str(&dataset_line(path, *time, f)?);
@@ -124,7 +141,6 @@ impl PvdFile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::MetadataExt;
 
     #[test]
     fn the_pvd_is_extended_in_place_and_stays_complete() {
@@ -150,6 +166,26 @@ mod tests {
             whole.extend(std::fs::read(&atomic).unwrap());
             assert_eq!(now, whole, "frame {k}");
         }
+    }
+
+    /// Issue 46: a `.pvd` replaced by a directory, or removed with its directory, during the
+    /// run was extended through the open file and the run ended with exit 0 and no `.pvd`.
+    #[test]
+    fn a_pvd_removed_or_replaced_during_the_run_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("run.pvd");
+        let mut pvd = PvdCollection::new();
+        let mut file = PvdFile::new();
+        pvd.push(0.0, "run_00000.vtu");
+        file.sync(&pvd, &path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        pvd.push(1.0, "run_00001.vtu");
+        let e = format!("{:#}", file.sync(&pvd, &path).unwrap_err());
+        assert!(e.contains("run.pvd") && e.contains("removed or replaced") && e.contains("a directory now"), "{e}");
+        std::fs::remove_dir(&path).unwrap();
+        let e = format!("{:#}", file.sync(&pvd, &path).unwrap_err());
+        assert!(e.contains("gone"), "{e}");
     }
 
     #[test]

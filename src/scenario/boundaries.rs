@@ -17,6 +17,7 @@
 //! file (`{"file": "series.csv"}`: lines `time,value`, times increasing, interpolated
 //! linearly and constant beyond the ends; `#` comments and a header line are skipped).
 
+use super::physics_ranges::show;
 use super::tagged;
 use crate::physics::{BoundaryKind, BoundarySpec, Constituent, Reference, TimeFunction};
 use crate::solver::layout::Boundaries;
@@ -139,12 +140,25 @@ impl Condition {
             }
             _ => {}
         }
+        let bound = self.bound();
         for (name, f) in self.values() {
             if let Some(f) = f {
                 f.validate(&format!("{field}.{name}"))?;
+                if let Some((limit, what)) = bound {
+                    f.check_bound(&format!("{field}.{name}"), limit, what)?;
+                }
             }
         }
         Ok(())
+    }
+
+    /// The largest magnitude this kind's values may reach, and what they are.
+    fn bound(&self) -> Option<(f64, &'static str)> {
+        match self {
+            Condition::Elevation { .. } => Some((MAX_ELEVATION, "an elevation in m")),
+            Condition::Discharge { .. } => Some((MAX_DISCHARGE, "a discharge in m³/s")),
+            _ => None,
+        }
     }
 
     /// Make relative file names relative to `dir` (the scenario file's directory).
@@ -160,6 +174,23 @@ impl Condition {
 }
 
 impl Forcing {
+    /// Refuse values (a constant, or the mean plus the amplitudes of tides) beyond `limit`
+    /// in magnitude; a file's values are checked when it is read.
+    fn check_bound(&self, field: &str, limit: f64, what: &str) -> Result<()> {
+        let (reach, shown) = match self {
+            Forcing::Constant(x) => (x.abs(), show(*x)),
+            Forcing::Tides { mean, tides } => {
+                let r = mean.abs() + tides.iter().map(|t| t.amplitude.abs()).sum::<f64>();
+                (r, format!("a mean and amplitudes that reach {}", show(r)))
+            }
+            Forcing::File { .. } => return Ok(()),
+        };
+        if reach > limit {
+            bail!("{field}: expected {what} of magnitude at most {}, found {shown}", show(limit));
+        }
+        Ok(())
+    }
+
     fn validate(&self, field: &str) -> Result<()> {
         match self {
             Forcing::Constant(x) if !x.is_finite() => bail!("{field}: expected a finite number, found {x}"),
@@ -282,7 +313,17 @@ pub fn table(
         let mut values = [None, None];
         for (k, (value_name, f)) in c.values().into_iter().enumerate() {
             if let Some(f) = f {
-                values[k] = Some(f.function(&format!("{field}.{value_name}"))?);
+                let function = f.function(&format!("{field}.{value_name}"))?;
+                if let (TimeFunction::Series { v, .. }, Some((limit, what))) = (&function, c.bound()) {
+                    if let Some(x) = v.iter().find(|x| x.abs() > limit) {
+                        bail!(
+                            "{field}.{value_name}.file: expected {what} of magnitude at most {}, found {}",
+                            show(limit),
+                            show(*x)
+                        );
+                    }
+                }
+                values[k] = Some(function);
             }
         }
         let (offset, scale) = match c.kind() {
@@ -299,12 +340,23 @@ pub fn table(
     Ok(b)
 }
 
+/// The boundary types, as a scenario names them.
+const KINDS: [&str; 4] = ["wall", "open", "elevation", "discharge"];
+
+/// The largest elevation (m above the reference level, either sign) a boundary may
+/// prescribe: the deepest ocean is 11 km. More is a typo or a unit mix-up (mm for m), which
+/// blew up without naming the field (issue 46).
+pub const MAX_ELEVATION: f64 = 1e4;
+/// The largest discharge (m³/s, either sign) through one boundary tag: the Antarctic
+/// Circumpolar Current carries about 1.5e8 m³/s; the Amazon 2e5.
+pub const MAX_DISCHARGE: f64 = 1e9;
+
 impl<'de> Deserialize<'de> for Condition {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = serde_json::Value::deserialize(d)?;
         let parse = || -> Result<Condition, String> {
             let o = tagged::Obj::new(&v, "an object with a \"type\"")?;
-            Ok(match o.kind(&["wall", "open", "elevation", "discharge"])? {
+            Ok(match o.kind(&KINDS)? {
                 "wall" => {
                     o.only(&[])?;
                     Condition::Wall
@@ -317,9 +369,17 @@ impl<'de> Deserialize<'de> for Condition {
                     o.only(&["surface", "interface"])?;
                     Condition::Elevation { surface: o.opt("surface", None)?, interface: o.opt("interface", None)? }
                 }
-                _ => {
+                "discharge" => {
                     o.only(&["layer1", "layer2"])?;
                     Condition::Discharge { layer1: o.opt("layer1", None)?, layer2: o.opt("layer2", None)? }
+                }
+                // `kind` returns one of KINDS; a type added there without an arm here is
+                // refused rather than read as another kind (issue 45).
+                other => {
+                    return Err(tagged::err(
+                        "type",
+                        format!("unknown type {other:?}, expected one of: {}", KINDS.join(", ")),
+                    ))
                 }
             })
         };

@@ -5,6 +5,7 @@
 pub mod boundaries;
 pub mod data;
 pub mod initial;
+mod physics_ranges;
 mod tagged;
 
 pub use crate::mesh::domain::Domain;
@@ -470,6 +471,29 @@ impl Scenario {
         Ok(s)
     }
 
+    /// The scenario with every file it names (mesh, data files of the bathymetry and the
+    /// initial interface, boundary time series) by absolute path, so that a copy of it runs
+    /// from any directory (the output's `scenario.json`, a checkpoint's scenario). Paths were
+    /// made relative to the working directory when the scenario was read.
+    pub fn with_absolute_paths(&self) -> Result<Scenario> {
+        let mut s = self.clone();
+        let absolute = |p: &Path| std::path::absolute(p).with_context(|| format!("file {}", p.display()));
+        if let Some(m) = &s.mesh {
+            s.mesh = Some(absolute(m)?);
+        }
+        let here = absolute(Path::new("."))?;
+        for c in s.boundaries.values_mut() {
+            c.resolve_files(&here);
+        }
+        for f in s.bathymetry.files_mut() {
+            f.path = absolute(&f.path)?;
+        }
+        if let Initial::AtRest { interface: Level::File(f), .. } = &mut s.initial {
+            f.path = absolute(&f.path)?;
+        }
+        Ok(s)
+    }
+
     /// Read every time-series file the boundaries name, so that a bad one is reported when
     /// the scenario is read, before any meshing.
     pub fn check_boundary_files(&self) -> Result<()> {
@@ -648,6 +672,7 @@ impl Scenario {
     fn validate_with(&self, geometry: bool) -> Result<()> {
         check_name(&self.name)?;
         self.physics.validate()?;
+        physics_ranges::check(&self.physics)?;
         let t = &self.time;
         if !(t.end.is_finite() && t.end > 0.0) {
             bail!("time.end: expected a positive end time, found {}", t.end);
@@ -675,6 +700,11 @@ impl Scenario {
             bail!(
                 "output.max_frames: {max_frames} is more than pycno allows ({MAX_FRAMES_LIMIT}); the list of output \
                  times alone would not fit in memory"
+            );
+        }
+        if max_frames < 2 {
+            bail!(
+                "output.max_frames: expected at least 2 (a run writes its first and its last frame), found {max_frames}"
             );
         }
         self.output.validate()?;

@@ -52,6 +52,15 @@ pub fn read_regular_to_string(path: &Path) -> std::io::Result<String> {
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
 }
 
+/// At most the first 80 characters of `line`, for an error message quoting what a file holds
+/// (a garbage line may be megabytes long).
+pub fn excerpt(line: &str) -> String {
+    match line.char_indices().nth(80) {
+        Some((i, _)) => format!("{}...", &line[..i]),
+        None => line.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

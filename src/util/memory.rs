@@ -111,6 +111,22 @@ pub fn check_fits_in(what: &str, need: f64, available: Option<u64>) -> Result<()
     Ok(())
 }
 
+/// Refuse to read a data file into `need` bytes when this machine has not them available
+/// (as [`check_fits`], with advice for data files).
+pub fn check_data_fits(what: &str, need: f64) -> Result<()> {
+    if let Some(have) = available() {
+        if need.is_nan() || need > have as f64 {
+            bail!(
+                "{what} needs about {} of memory, but this machine has {} available: crop the file to the \
+                 domain or coarsen it",
+                human(need),
+                human(have as f64)
+            );
+        }
+    }
+    Ok(())
+}
+
 /// [`check_fits_in`] against this machine's [`available`] memory.
 pub fn check_fits(what: &str, need: f64) -> Result<()> {
     check_fits_in(what, need, available())

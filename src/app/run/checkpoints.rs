@@ -50,12 +50,72 @@ pub fn load_restart(path: &Path, opts: &RunOptions) -> Result<Restart> {
     if let Some(t) = opts.t_end.filter(|&t| t <= meta.time) {
         bail!("--t-end {t}: the checkpoint {} is already at t = {}", dir.display(), meta.time);
     }
-    let earlier = PathBuf::from(meta.scenario["output"]["dir"].as_str().unwrap_or(""));
+    let mut earlier = PathBuf::from(meta.scenario["output"]["dir"].as_str().unwrap_or(""));
+    if opts.out.is_none() {
+        if let Some(copy) = copied_output(&dir, &earlier)? {
+            log::info!(
+                "checkpoint {} lies in {}, a copy of the output directory {} of the run that wrote it: the restart \
+                 writes there (give --out to write elsewhere)",
+                dir.display(),
+                copy.display(),
+                earlier.display()
+            );
+            s.output.dir = copy.clone();
+            earlier = copy;
+        }
+    }
     apply_overrides(&mut s, opts)?;
+    if opts.checkpoint_every.is_some() || opts.checkpoint_seconds.is_some() {
+        let root = opts.checkpoint_dir.clone().unwrap_or_else(|| s.output.dir.join("checkpoints"));
+        refuse_other_checkpoints(&dir, &root)?;
+    }
     let mut meta = meta;
     let earlier_output = moved_output(&earlier, &s.output.dir, &mut meta.frames)
         .with_context(|| format!("--restart {} --out {}", dir.display(), s.output.dir.display()))?;
     Ok(Restart { dir, meta, scenario: s, earlier_output })
+}
+
+/// The output directory a checkpoint lies in when it is not `recorded` (the one the run that
+/// wrote it recorded): `OUT/checkpoints/step_N` of an `OUT` whose list of outputs is that
+/// run's, i.e. a copy (or a move) of its output directory. A restart without `--out` goes on
+/// there, and not in the directory it was copied from, whose files and checkpoints it would
+/// otherwise replace and prune (issue 46).
+fn copied_output(dir: &Path, recorded: &Path) -> Result<Option<PathBuf>> {
+    let Ok(root) = std::fs::canonicalize(dir.join("..")) else { return Ok(None) };
+    let (Some(out), Some("checkpoints")) = (root.parent(), root.file_name().and_then(|n| n.to_str())) else {
+        return Ok(None);
+    };
+    if std::fs::canonicalize(recorded).is_ok_and(|r| r == out) {
+        return Ok(None);
+    }
+    let id = checkpoint::run_id(dir)?;
+    let ours = crate::output::manifest::inspect(out, &id)? == crate::output::manifest::Before::ThisRun;
+    Ok(ours.then(|| out.to_path_buf()))
+}
+
+/// A restart from the checkpoint `dir` that would write its checkpoints into `root`: refused
+/// when `root` is another directory than the one `dir` lies in and already holds complete
+/// checkpoints. They are another history (another run's, or a copy's of this one), which
+/// this run's pruning would delete and a later restart could mistake for its own.
+fn refuse_other_checkpoints(dir: &Path, root: &Path) -> Result<()> {
+    let here = std::fs::canonicalize(dir.join(".."))
+        .with_context(|| format!("checkpoint {}: cannot resolve its directory", dir.display()))?;
+    let Ok(there) = std::fs::canonicalize(root) else { return Ok(()) };
+    if here == there {
+        return Ok(());
+    }
+    let found = checkpoint::complete(&there)?;
+    let Some((newest, _)) = found.last() else { return Ok(()) };
+    bail!(
+        "--restart {}: this run would write its checkpoints into {}, which holds {} other checkpoint(s) (newest: \
+         step {newest}) that its pruning would remove; the checkpoint it resumes lies in {}. Give --checkpoint-dir {} \
+         to go on there, or --checkpoint-dir with an empty directory",
+        dir.display(),
+        there.display(),
+        found.len(),
+        here.display(),
+        here.display()
+    )
 }
 
 /// When a restart writes to another directory than the run that wrote the checkpoint:
@@ -193,7 +253,7 @@ impl Checkpoints {
         let st = agree(comm, b.stored_state())?;
         let float_bytes = self.precision.float_bytes();
         let global = &run.part.global;
-        agree(
+        let crc = agree(
             comm,
             checkpoint::write_rank(
                 &dir,
@@ -207,6 +267,8 @@ impl Checkpoints {
                 &st,
             ),
         )?;
+        // Every rank file's checksum, for meta.json (a CRC-32 is exact in an f64).
+        let rank_checksums: Vec<u32> = comm.all_gather_f64(&[f64::from(crc)]).into_iter().map(|x| x as u32).collect();
         // The max maps beside the cells, so that a restart continues them.
         if run.scenario.output.max_maps.is_some() {
             let e = agree(comm, b.extremes())?;
@@ -223,27 +285,13 @@ impl Checkpoints {
         let done = if comm.is_root() {
             (|| -> Result<()> {
                 let s = run.scenario;
-                let mut scenario = serde_json::to_value(s)?;
-                // A mesh file and the output directory by absolute path, so the restart may run
-                // from another directory, and find this run's frames and gauges if it writes
-                // to another output directory.
+                // Every file (mesh, data files, time series) and the output directory by
+                // absolute path, so the restart may run from another directory, and find this
+                // run's frames and gauges if it writes to another output directory.
+                let mut scenario = serde_json::to_value(s.with_absolute_paths()?)?;
                 if let Some(m) = &s.mesh {
                     let abs = std::fs::canonicalize(m).with_context(|| format!("mesh file {}", m.display()))?;
                     scenario["mesh"] = serde_json::Value::String(abs.display().to_string());
-                }
-                // Time-series files likewise.
-                // (get_mut: indexing would insert the keys a condition does not have.)
-                if let Some(bs) = scenario.get_mut("boundaries").and_then(|b| b.as_object_mut()) {
-                    for c in bs.values_mut() {
-                        for key in ["surface", "interface", "layer1", "layer2"] {
-                            let Some(v) = c.get_mut(key) else { continue };
-                            if let Some(f) = v.get("file").and_then(|f| f.as_str()).map(std::path::PathBuf::from) {
-                                let abs = std::fs::canonicalize(&f)
-                                    .with_context(|| format!("time series {}", f.display()))?;
-                                v["file"] = serde_json::Value::String(abs.display().to_string());
-                            }
-                        }
-                    }
                 }
                 let out = &s.output.dir;
                 let abs = std::fs::canonicalize(out).with_context(|| format!("output directory {}", out.display()))?;
@@ -268,6 +316,7 @@ impl Checkpoints {
                     mass_layer2_start: r.mass_layer2_start,
                     hyperbolicity_fallbacks: fallbacks,
                     boundary_budget,
+                    rank_checksums,
                 };
                 checkpoint::write_meta(&dir, &meta)?;
                 checkpoint::prune(&self.root, self.keep)

@@ -7,6 +7,7 @@
 //! the backend is made.
 
 pub mod checkpoints;
+pub mod interrupt;
 pub mod maxmaps;
 pub mod netcdf;
 pub mod observers;
@@ -323,13 +324,15 @@ fn shared_run_id(comm: &dyn Comm, mine: String) -> Result<String> {
 /// Whether a run writes anything into its output directory.
 fn writes_output(s: &Scenario, opts: &RunOptions) -> bool {
     let o = &s.output;
-    (!opts.no_vtk && o.vtk) || opts.out.is_some() || s.gauges.is_some() || o.netcdf || o.max_maps.is_some()
+    // `--no-vtk` asks for stats.json only, with or without `--out` (issue 46: without it
+    // nothing was written).
+    o.vtk || opts.no_vtk || opts.out.is_some() || s.gauges.is_some() || o.netcdf || o.max_maps.is_some()
 }
 
 /// The scenario as the run used it (after the command line's overrides), with absolute
 /// paths, for `OUT/scenario.json`: `pycno run OUT/scenario.json` runs it again from anywhere.
 pub fn resolved_scenario(s: &Scenario) -> Result<Scenario> {
-    let mut r = s.clone();
+    let mut r = s.with_absolute_paths()?;
     if let Some(m) = &s.mesh {
         r.mesh = Some(std::fs::canonicalize(m).with_context(|| format!("mesh file {}", m.display()))?);
     }
@@ -449,6 +452,13 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
             Ok(())
         };
         agree(comm, written)?;
+    }
+    if let Some(why) = &stats.interrupted {
+        bail!(
+            "{why}: the state reached is the last frame, and stats.json (marked \"interrupted\") and the max maps \
+             hold the run up to there, in {}",
+            s.output.dir.display()
+        );
     }
     Ok(stats)
 }
@@ -610,6 +620,10 @@ pub fn simulate(
     if let Some(c) = checkpoints {
         observers.push(Box::new(c));
     }
+    // Last: a step every other observer has seen is where a Ctrl-C stops the run.
+    if comm.size() == 1 {
+        observers.push(Box::new(interrupt::Interrupt::arm()));
+    }
     // The halo's path, once the observers are known: NCCL pays off in the device-resident
     // loop; with the host driving every step (gauges, max maps, step-counted checkpoints,
     // open boundaries, kernel timing) the host-staged exchange is faster (BENCHMARKS.md);
@@ -671,7 +685,9 @@ pub fn simulate(
         gamma: s.physics.gamma,
         outputs: if write_vtk || s.gauges.is_some() || s.output.netcdf { &outputs[done..] } else { &[] },
         first_output_index: 1 + done,
-        max_steps: opts.max_steps,
+        // `--max-steps` counts this process's steps: on a restart from step N the loop's
+        // step numbers start at N, and a smaller limit silently did nothing (issue 46).
+        max_steps: opts.max_steps.map(|m| first_step.saturating_add(m)),
         first_step,
         device_steps: 1,
         watch: opts.watch(&s.physics, water_depth),
@@ -715,6 +731,17 @@ pub fn simulate(
         }
         Ok(())
     });
+    // Ctrl-C: the run ends where the signal found it, as at --max-steps below, and says so.
+    let mut interrupted = None;
+    let result = match result {
+        Err(e) if e.downcast_ref::<interrupt::Interrupted>().is_some() => {
+            let i = e.downcast::<interrupt::Interrupted>().expect("checked");
+            let ls = crate::solver::stepper::LoopStats { steps: i.step, time: i.time, ..Default::default() };
+            interrupted = Some(i);
+            Ok(ls)
+        }
+        r => r,
+    };
     // Stopped before the end (--max-steps): the state reached is the run's last frame, with
     // its gauge row, so the output ends where the run did.
     let result = result.and_then(|ls| {
@@ -840,6 +867,7 @@ pub fn simulate(
             .into_iter()
             .map(|b| b as u64)
             .collect(),
+        interrupted: interrupted.map(|i| i.to_string()),
         ..Default::default()
     })
 }

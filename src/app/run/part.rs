@@ -215,7 +215,7 @@ impl RankPart {
 /// second order on several ranks needs two (the error names the rank file and what to do);
 /// first order runs on either, with a note (`log`) where the second ring is exchanged for
 /// nothing.
-fn check_rings(dir: &std::path::Path, sub: &Submesh, order: u32, log: bool) -> Result<()> {
+pub(crate) fn check_rings(dir: &std::path::Path, sub: &Submesh, order: u32, log: bool) -> Result<()> {
     let need = rings_for_order(order);
     if sub.ranks > 1 && sub.rings < need {
         bail!(

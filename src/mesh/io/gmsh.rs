@@ -338,9 +338,20 @@ impl<'a> Reader<'a> {
         for _ in 0..nblocks {
             let line = data_line(r, "Nodes", "nodes", n, xy.len() as u64)?;
             let b = r.fields::<4>(line, 4, 4, "entityDim entityTag parametric numNodesInBlock")?;
-            r.uint(b[0], 1)?;
+            let dim = r.uint(b[0], 1)?;
             r.int(b[1], 2)?;
-            r.uint(b[2], 3)?;
+            let parametric = r.uint(b[2], 3)?;
+            if parametric > 1 {
+                bail!(r.err(format!("parametric = {parametric}, expected 0 or 1")));
+            }
+            // With parametric = 1 each node carries entityDim parametric coordinates after x
+            // y z: a block without them was read with the next node's fields as coordinates.
+            let coords = 3 + if parametric == 1 { dim.min(3) } else { 0 };
+            let what = if coords == 3 {
+                "x y z".to_string()
+            } else {
+                format!("x y z and {} parametric coordinates (parametric = 1, entityDim {dim})", coords - 3)
+            };
             let count = r.uint(b[3], 4)?;
             if (tags.len() as u64).saturating_add(count) > n {
                 bail!(r.err(format!(
@@ -356,7 +367,7 @@ impl<'a> Reader<'a> {
             }
             for _ in 0..count {
                 let line = data_line(r, "Nodes", "nodes", n, xy.len() as u64)?;
-                let [x, y, z] = r.fields::<3>(line, 3, 6, "x y z [u v w]")?;
+                let [x, y, z] = r.fields::<3>(line, coords, coords, &what)?;
                 xy.push([r.float(x, 1)?, r.float(y, 2)?]);
                 r.float(z, 3)?;
             }

@@ -5,12 +5,11 @@
 
 use super::grid::Grid;
 use anyhow::{anyhow, bail, Result};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 /// Read the grid, keeping the rows and columns that points in `bbox` need.
 pub fn read(path: &Path, bbox: [f64; 4]) -> Result<Grid> {
-    let mut lines = BufReader::new(super::open(path)?).lines().enumerate();
+    let mut lines = super::lines(super::open(path)?);
     let mut header: Vec<(String, f64, usize)> = Vec::new();
     // The header: `key value` lines until the first line that starts with a number.
     let mut first_row: Option<(usize, String)> = None;
@@ -64,6 +63,7 @@ pub fn read(path: &Path, bbox: [f64; 4]) -> Result<Grid> {
     let (i0, i1) = Grid::window(x0, dx, nx, bbox[0], bbox[2]);
     let (j0, j1) = Grid::window(y0, dy, ny, bbox[1], bbox[3]);
     let (wnx, wny) = (i1 - i0, j1 - j0);
+    super::check_fits(&format!("holding the {wnx} by {wny} values the domain needs"), wnx as f64 * wny as f64, 8.0)?;
     let mut values = vec![f64::NAN; wnx * wny];
     // Values in file order: row r from the north is grid row ny - 1 - r.
     let mut n = 0usize;

@@ -15,14 +15,35 @@ const MODEL_TRANSFORMATION: u16 = 34264;
 const GT_RASTER_TYPE: u64 = 1025;
 
 pub fn read(path: &Path) -> Result<Grid> {
-    let file = std::io::BufReader::new(super::open(path)?);
+    let file = super::open(path)?;
+    let len = file.metadata().map_err(|e| anyhow!("cannot read: {e}"))?.len();
+    let file = std::io::BufReader::new(file);
     let bad = |e: tiff::TiffError| anyhow!("not a readable TIFF file: {e}");
-    let mut dec = Decoder::new(file).map_err(bad)?.with_limits(Limits::unlimited());
+    // No tag value and no compressed strip is larger than the file: a damaged count asks for
+    // no more. The crate reserves a tag's values up to `decoding_buffer_size` (a mutated count
+    // asked for 68 GB): at most the memory available. The decoded raster is checked against
+    // the memory below, before it is read.
+    let mut limits = Limits::unlimited();
+    let in_file = usize::try_from(len).unwrap_or(usize::MAX);
+    limits.ifd_value_size = in_file.min(256 << 20);
+    limits.intermediate_buffer_size = in_file;
+    limits.decoding_buffer_size =
+        crate::util::memory::available().map_or(usize::MAX, |a| usize::try_from(a).unwrap_or(usize::MAX));
+    let mut dec = Decoder::new(file).map_err(bad)?.with_limits(limits);
     let (w, h) = dec.dimensions().map_err(bad)?;
-    match dec.colortype().map_err(bad)? {
-        ColorType::Gray(_) => {}
+    let sample_bytes = match dec.colortype().map_err(bad)? {
+        ColorType::Gray(b) if [8, 16, 32, 64].contains(&b) => f64::from(b / 8),
+        ColorType::Gray(b) => {
+            bail!("{b}-bit samples: pycno reads 8, 16, 32 or 64-bit samples (integer or float)")
+        }
         c => bail!("expected a single band (grayscale) raster, found {c:?}"),
-    }
+    };
+    // The samples as decoded, then as f64 twice (converted, then flipped to rows from the south).
+    super::check_fits(
+        &format!("holding the raster's {w} by {h} samples"),
+        f64::from(w) * f64::from(h),
+        sample_bytes + 16.0,
+    )?;
     let mut floats = |tag: Tag| -> Result<Option<Vec<f64>>> {
         match dec.find_tag(tag).map_err(bad)? {
             None => Ok(None),

@@ -5,6 +5,7 @@
 //! with the same arithmetic, so N ranks give the values of 1 rank bit for bit.
 
 mod asc;
+mod classic_header;
 mod geotiff;
 mod grid;
 mod netcdf;
@@ -174,12 +175,87 @@ pub(crate) fn fmt_extent(lo: f64, hi: f64) -> String {
     format!("[{lo}, {hi}]")
 }
 
-/// Open a regular file for reading, with an error naming it.
+/// Open a regular file for reading (the caller's error names it). A FIFO, a device or a
+/// directory is refused without blocking: a FIFO given as a data file hung the run, on every
+/// rank, waiting for a writer.
 pub(crate) fn open(path: &Path) -> Result<std::fs::File> {
-    let f = std::fs::File::open(path).map_err(|e| anyhow!("cannot open: {e}"))?;
-    let meta = f.metadata().map_err(|e| anyhow!("cannot read: {e}"))?;
-    if !meta.is_file() {
-        bail!("not a regular file");
+    crate::util::files::open_regular(path).map_err(|e| anyhow!("cannot open: {e}"))
+}
+
+/// Refuse to hold `values` numbers of `bytes_each` bytes (what a data file's header asks
+/// for) when the machine has not the memory, before anything is allocated: a header that
+/// says 999999999 by 999999999 otherwise aborts the run in the allocator (SIGABRT).
+pub(crate) fn check_fits(what: &str, values: f64, bytes_each: f64) -> Result<()> {
+    crate::util::memory::check_data_fits(what, values * bytes_each)
+}
+
+/// The longest line a text data file may have (256 MiB): an ESRI grid row of a million
+/// values is about 10 MB. A longer "line" is not text (a sparse or binary file read as one
+/// line would be allocated whole).
+const MAX_LINE: usize = 256 << 20;
+
+/// The lines of the text file `f`, numbered from 0, as `BufRead::lines` gives them, but a
+/// NUL byte (a binary or sparse file) or a line longer than [`MAX_LINE`] is an error at once,
+/// before the line is held in memory.
+pub(crate) fn lines(f: std::fs::File) -> impl Iterator<Item = (usize, std::io::Result<String>)> {
+    let mut r = std::io::BufReader::new(f);
+    let mut k = 0usize;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let line = next_line(&mut r);
+        let item = match line {
+            Ok(Some(l)) => Ok(l),
+            Ok(None) => return None,
+            Err(e) => {
+                done = true;
+                Err(e)
+            }
+        };
+        k += 1;
+        Some((k - 1, item))
+    })
+}
+
+fn next_line(r: &mut impl std::io::BufRead) -> std::io::Result<Option<String>> {
+    let mut line: Vec<u8> = Vec::new();
+    let mut any = false;
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        any = true;
+        let end = buf.iter().position(|&b| b == b'\n');
+        let chunk = &buf[..end.unwrap_or(buf.len())];
+        if let Some(at) = chunk.iter().position(|&b| b == 0) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a NUL byte at column {}: a binary (or sparse) file, not text", line.len() + at + 1),
+            ));
+        }
+        if line.len() + chunk.len() > MAX_LINE {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a line longer than {MAX_LINE} bytes: not a text data file"),
+            ));
+        }
+        line.extend_from_slice(chunk);
+        let used = chunk.len() + usize::from(end.is_some());
+        r.consume(used);
+        if end.is_some() {
+            break;
+        }
     }
-    Ok(f)
+    if !any {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    String::from_utf8(line)
+        .map(Some)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
 }

@@ -41,7 +41,38 @@ pub trait Source {
     fn att(&self, var: &str, att: &str) -> Option<f64>;
 }
 
-struct Classic(netcdf3::FileReader);
+/// A classic file and its length in bytes.
+struct Classic(netcdf3::FileReader, u64);
+
+/// Walk the header of the classic file `f` (see [`super::classic_header`]), reading as much
+/// of the file as the header takes; returns the file's length.
+fn check_classic_header(f: &mut std::fs::File) -> Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    let len = f.metadata().map_err(|e| anyhow!("cannot read: {e}"))?.len();
+    let mut want: u64 = 1 << 16;
+    loop {
+        let mut start = Vec::new();
+        f.seek(SeekFrom::Start(0)).map_err(|e| anyhow!("cannot read: {e}"))?;
+        f.by_ref().take(want.min(len)).read_to_end(&mut start).map_err(|e| anyhow!("cannot read: {e}"))?;
+        match super::classic_header::check(&start, len)? {
+            Ok(()) => return Ok(len),
+            Err(super::classic_header::NeedMore) if want < len => want *= 4,
+            Err(_) => bail!("not a readable classic NetCDF file: the header ends at byte {len} with the file"),
+        }
+    }
+}
+
+/// The `netcdf3` crate's error in a line: its text is a debug dump of the whole header
+/// parser's state (1.6 KB for one wrong byte).
+fn short(e: &netcdf3::error::ReadError) -> String {
+    use netcdf3::error::ReadError as E;
+    match e {
+        E::ParseHeader(_) => "its header cannot be parsed".into(),
+        E::IOErrorKind(k) => format!("cannot read: {k:?}"),
+        E::VariableNotDefined(v) => format!("no variable {v:?}"),
+        other => crate::util::files::excerpt(&format!("{other:?}")),
+    }
+}
 
 impl Source for Classic {
     fn vars(&self) -> Vec<VarInfo> {
@@ -60,7 +91,25 @@ impl Source for Classic {
     }
     fn read(&mut self, var: &str) -> Result<Vec<f64>> {
         use netcdf3::DataVector as D;
-        let data = self.0.read_var(var).map_err(|e| anyhow!("cannot read variable {var:?}: {e}"))?;
+        // A classic file stores every value uncompressed: a variable larger than the file is a
+        // damaged header, refused before its values are allocated.
+        if let Some(v) = self.0.data_set().get_var(var) {
+            let values = v.get_dims().iter().try_fold(1u64, |n, d| n.checked_mul(d.size() as u64)).unwrap_or(u64::MAX);
+            let bytes = values.saturating_mul(v.data_type().size_of() as u64);
+            if bytes > self.1 {
+                bail!(
+                    "variable {var:?}: its dimensions make {values} values ({bytes} bytes), more than the file's {} \
+                     bytes (a damaged header)",
+                    self.1
+                );
+            }
+            super::check_fits(
+                &format!("holding variable {var:?} ({values} values)"),
+                values as f64,
+                8.0 + v.data_type().size_of() as f64,
+            )?;
+        }
+        let data = self.0.read_var(var).map_err(|e| anyhow!("cannot read variable {var:?}: {}", short(&e)))?;
         Ok(match data {
             D::I8(v) => v.into_iter().map(f64::from).collect(),
             D::U8(v) => v.into_iter().map(f64::from).collect(),
@@ -85,11 +134,15 @@ impl Source for Classic {
 /// only those from the file: a GEBCO tile may be far larger than a domain).
 pub fn read(path: &Path, variable: Option<&str>, bbox: [f64; 4]) -> Result<Grid> {
     let mut magic = [0u8; 4];
-    let n = super::open(path)?.read(&mut magic).map_err(|e| anyhow!("cannot read: {e}"))?;
+    let mut f = super::open(path)?;
+    let n = f.read(&mut magic).map_err(|e| anyhow!("cannot read: {e}"))?;
     let mut src: Box<dyn Source> = match &magic[..n] {
-        [b'C', b'D', b'F', 1] | [b'C', b'D', b'F', 2] => Box::new(Classic(
-            netcdf3::FileReader::open(path).map_err(|e| anyhow!("not a readable classic NetCDF file: {e}"))?,
-        )),
+        [b'C', b'D', b'F', 1] | [b'C', b'D', b'F', 2] => {
+            let len = check_classic_header(&mut f)?;
+            let reader = netcdf3::FileReader::open(path)
+                .map_err(|e| anyhow!("not a readable classic NetCDF file: {}", short(&e)))?;
+            Box::new(Classic(reader, len))
+        }
         [b'C', b'D', b'F', 5] | [0x89, b'H', b'D', b'F'] => Box::new(super::netcdf4::open(path)?),
         _ => bail!("not a NetCDF file: it starts with neither CDF (classic) nor \\x89HDF (NetCDF-4)"),
     };
@@ -151,6 +204,12 @@ pub fn grid_of(src: &mut dyn Source, variable: Option<&str>, bbox: [f64; 4]) -> 
     let (wnx, wny) = (i1 - i0, j1 - j0);
     let fx0 = if flip_x { nx - i1 } else { i0 };
     let fy0 = if flip_y { ny - j1 } else { j0 };
+    // The window as read and as unpacked.
+    super::check_fits(
+        &format!("holding {wny} by {wnx} values of variable {:?}", var.name),
+        wnx as f64 * wny as f64,
+        16.0,
+    )?;
     let raw = src.read_window(&var.name, [ny, nx], [fy0, fx0], [wny, wnx])?;
     if raw.len() != wnx * wny {
         bail!("variable {:?}: expected {wny} by {wnx} values, found {}", var.name, raw.len());

@@ -201,7 +201,8 @@ impl Source for Nc4 {
     fn read(&mut self, var: &str) -> Result<Vec<f64>> {
         let id = self.varid(var).ok_or_else(|| anyhow!("no variable {var:?}"))?;
         let info = self.var_info(id)?;
-        let n: usize = info.dims.iter().map(|d| d.1).product();
+        let n = info.dims.iter().try_fold(1usize, |n, d| n.checked_mul(d.1)).unwrap_or(usize::MAX);
+        super::check_fits(&format!("holding variable {var:?} ({n} values)"), n as f64, 8.0)?;
         let mut out = vec![0.0f64; n];
         // SAFETY: room for every value of the variable.
         let status = unsafe { (self.api.get_var_double)(self.ncid, id, out.as_mut_ptr()) };
@@ -216,6 +217,11 @@ impl Source for Nc4 {
         if shape != dims || start[0] + count[0] > dims[0] || start[1] + count[1] > dims[1] {
             bail!("variable {var:?}: expected {} by {} values, found {shape:?}", dims[0], dims[1]);
         }
+        super::check_fits(
+            &format!("holding {} by {} values of variable {var:?}", count[0], count[1]),
+            count[0] as f64 * count[1] as f64,
+            8.0,
+        )?;
         let mut out = vec![0.0f64; count[0] * count[1]];
         // SAFETY: start and count have one entry per dimension (2), and out room for the
         // count[0] * count[1] values they select.

@@ -7,7 +7,6 @@
 use super::fmt_extent;
 use anyhow::{anyhow, bail, Result};
 use spade::{DelaunayTriangulation, FloatTriangulation, HasPosition, Point2, Triangulation};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 #[derive(Clone, Copy, Debug)]
@@ -32,7 +31,7 @@ pub struct Points {
 pub fn read(path: &Path) -> Result<Points> {
     let mut pts: Vec<(Pt, usize)> = Vec::new();
     let mut header_allowed = true;
-    for (k, line) in BufReader::new(super::open(path)?).lines().enumerate() {
+    for (k, line) in super::lines(super::open(path)?) {
         let line = line.map_err(|e| anyhow!("line {}: cannot read: {e}", k + 1))?;
         let text = line.split('#').next().unwrap_or("").trim();
         if text.is_empty() {
@@ -71,6 +70,8 @@ pub fn read(path: &Path) -> Result<Points> {
     for (p, _) in &pts {
         extent = [extent[0].min(p.x), extent[1].min(p.y), extent[2].max(p.x), extent[3].max(p.y)];
     }
+    // The triangulation's half-edges, faces and vertices: about 200 bytes a point.
+    super::check_fits(&format!("triangulating {} points", pts.len()), pts.len() as f64, 200.0)?;
     let tri = DelaunayTriangulation::<Pt>::bulk_load(pts.into_iter().map(|(p, _)| p).collect())
         .map_err(|e| anyhow!("cannot triangulate the points: {e:?}"))?;
     if tri.all_vertices_on_line() {
