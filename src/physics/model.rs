@@ -31,8 +31,8 @@ pub struct Physics {
     #[serde(default = "default_gamma")]
     pub gamma: f64,
     /// Linear bottom friction on the lower layer, `d(q2)/dt = -k q2 / h2` (a drag velocity
-    /// k in m/s; 0, the default, is frictionless). The worked example of README's "Adding
-    /// physics".
+    /// k in m/s; 0, the default, is frictionless). The worked example of CONTRIBUTING.md's
+    /// "Adding physics".
     #[serde(default, skip_serializing_if = "is_zero")]
     pub linear_friction: f64,
     /// Manning's coefficient n (s/m^(1/3)) of the bottom, acting on the lower layer:

@@ -354,12 +354,8 @@ impl<T: Real> Backend for CpuBackend<T> {
         let recon = &self.recon;
         let [f1, f2] = &mut self.faces;
         let at = range.start;
-        f1[range.clone()]
-            .par_iter_mut()
-            .zip(f2[range].par_iter_mut())
-            .enumerate()
-            .with_min_len(4096)
-            .for_each(|(k, (f1, f2))| {
+        f1[range.clone()].par_iter_mut().zip(f2[range].par_iter_mut()).enumerate().with_min_len(4096).for_each(
+            |(k, (f1, f2))| {
                 let c = at + k;
                 if recon[c] & want == 0 {
                     return;
@@ -374,7 +370,8 @@ impl<T: Real> Backend for CpuBackend<T> {
                     f1[3 * k..3 * k + 3].copy_from_slice(&f[0..3]);
                     f2[3 * k..3 * k + 3].copy_from_slice(&f[3..6]);
                 }
-            });
+            },
+        );
         Ok(())
     }
 
