@@ -82,7 +82,7 @@ enum Command {
         watchdog: Option<f64>,
         /// Stop the run as gone wrong when water moves faster than M m/s (default: ten times
         /// the fastest long wave, 10 √(g H_max)).
-        #[arg(long, value_name = "M")]
+        #[arg(long, value_name = "M", allow_negative_numbers = true)]
         max_speed: Option<f64>,
         /// Do not stop a run whose time step collapses, whose hyperbolicity fallbacks pile up
         /// or whose water passes --max-speed (it still stops when it goes unphysical).

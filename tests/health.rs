@@ -23,7 +23,7 @@ fn dam_break(dir: &Path, extra: &str) -> String {
             r#"{{ "name": "db", "domain": {{ "outer": [[-5,-5],[5,-5],[5,5],[-5,5]] }}, "resolution": {{ "cells": 600 }},
             "bathymetry": {{ "type": "constant", "depth": 5.0 }},
             "initial": {{ "type": "circular_dam_break", "center": [0, 0], "radius": 1.5, "h1_inside": 0.5, "h1_outside": 4.0 }},
-            "time": {{ "end": 0.6 }}, "output": {{ "dir": "out" }} {extra} }}"#
+            "time": {{ "end": 4.0, "output_interval": 4.0 }}, "output": {{ "dir": "out" }} {extra} }}"#
         ),
     )
     .unwrap();
@@ -34,7 +34,8 @@ fn dam_break(dir: &Path, extra: &str) -> String {
 fn water_past_the_speed_limit_stops_the_run_and_says_where_and_how_to_opt_out() {
     let dir = tempfile::tempdir().unwrap();
     let s = dam_break(dir.path(), "");
-    // The internal dam break moves at tens of cm/s: a limit of 2 cm/s is passed.
+    // The internal dam break moves at tens of cm/s: a limit of 2 cm/s is passed (the speeds
+    // are looked at every 200 steps; the run takes about 290).
     let o = pycno_np(0, Some(dir.path()), &["run", &s, "--max-speed", "0.02", "--backend", "cpu"], &[]);
     let err = expect_failure(
         &o,
@@ -59,8 +60,13 @@ fn water_past_the_speed_limit_stops_the_run_and_says_where_and_how_to_opt_out() 
 #[test]
 fn an_all_dry_domain_runs_and_names_the_bathymetry_sign() {
     let dir = tempfile::tempdir().unwrap();
+    // A sea 5 m deep written as -5: the bed lies 5 m above the surface everywhere.
     let s = dam_break(dir.path(), "");
-    let text_of = std::fs::read_to_string(&s).unwrap().replace(r#""depth": 5.0"#, r#""depth": -5.0"#);
+    let text_of = std::fs::read_to_string(&s).unwrap().replace(r#""depth": 5.0"#, r#""depth": -5.0"#).replace(
+        r#"{ "type": "circular_dam_break", "center": [0, 0], "radius": 1.5, "h1_inside": 0.5, "h1_outside": 4.0 }"#,
+        r#"{ "type": "at_rest", "interface": -2.0, "surface": 0.0 }"#,
+    );
+    assert!(text_of.contains("at_rest"));
     std::fs::write(&s, text_of).unwrap();
     let o = expect_ok(pycno_np(0, Some(dir.path()), &["run", &s, "--backend", "cpu"], &[]));
     let err = String::from_utf8_lossy(&o.stderr);

@@ -9,7 +9,12 @@ use std::path::Path;
 const LEVELS: [&[&str]; 7] =
     [&["util", "physics", "comm"], &["mesh"], &["solver"], &["scenario"], &["output"], &["partition"], &["app"]];
 
+/// Macros exported at the crate's root (`#[macro_export]`), and the module that defines them:
+/// `crate::say!` is a use of `util`.
+const ROOT_MACROS: [(&str, &str); 2] = [("say", "util"), ("say_raw", "util")];
+
 fn level(module: &str) -> Option<usize> {
+    let module = ROOT_MACROS.iter().find(|(m, _)| *m == module).map_or(module, |(_, home)| home);
     LEVELS.iter().position(|l| l.contains(&module))
 }
 

@@ -121,7 +121,8 @@ pub fn elevation_ghost<T: Real>(m: &Model<T>, b: &Boundary<T>, inner: &Side<T>, 
     let (de1, de2) = (surface - surface_in, d2 - inner.d2);
     let (h1, h2) = (inner.h1(m), inner.h2(m));
     let h = h1 + h2;
-    if !(h > tol) {
+    let water = h > tol;
+    if !water {
         return mirror(inner, n);
     }
     let (wet1, wet2) = (h1 > tol, h2 > tol);

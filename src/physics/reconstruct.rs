@@ -61,6 +61,7 @@
 //! - where the shear anywhere in the stencil comes within `1/√2` of the loss of
 //!   hyperbolicity, `|u1 - u2|² ≥ g'(h1 + h2)/2` with both layers present: there the
 //!   equations are near ill-posed and only the first order's dissipation holds the shear.
+//!
 //! Without these two, order 2 ran the shipped strait study's dense overflow to 100 m/s within
 //! 6 hours (first order: 3.6 m/s).
 //!
