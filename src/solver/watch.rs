@@ -157,15 +157,18 @@ impl Watcher {
 /// How to switch the checks off, for the messages.
 pub const OPT_OUT: &str = "--max-speed M sets the speed limit, --no-health-checks switches these checks off";
 
-/// The largest speed of either layer over this rank's cells, counting a layer where it holds
-/// at least 1% of its water column (a film's `q/h` is noise, not a flow).
+/// The larger speed of a cell's two layers, counting a layer where it holds at least 1% of its
+/// water column (a film's `q/h` is noise, not a flow). The check and the report both use it,
+/// so the report names a cell the check saw.
+pub fn cell_speed(s: &crate::physics::CellState) -> f64 {
+    let (u1, u2) = s.velocities();
+    let column = s.h1 + s.h2;
+    let of = |u: [f64; 2], h: f64| if h >= 0.01 * column { u[0].hypot(u[1]) } else { 0.0 };
+    of(u1, s.h1).max(of(u2, s.h2))
+}
+
+/// The largest [`cell_speed`] over this rank's cells.
 pub fn max_speed(b: &mut dyn Backend) -> Result<f64> {
-    let speed = |s: &crate::physics::CellState| {
-        let (u1, u2) = s.velocities();
-        let column = s.h1 + s.h2;
-        let of = |u: [f64; 2], h: f64| if h >= 0.01 * column { u[0].hypot(u[1]) } else { 0.0 };
-        of(u1, s.h1).max(of(u2, s.h2))
-    };
     // A NaN is no speed here: an unphysical state is the blow-up report's.
-    Ok(b.state()?.iter().map(speed).fold(0.0, f64::max))
+    Ok(b.state()?.iter().map(cell_speed).fold(0.0, f64::max))
 }

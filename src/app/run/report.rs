@@ -5,7 +5,7 @@ use super::observers::RunContext;
 use crate::comm::{agree, Comm};
 use crate::physics::CellState;
 use crate::solver::stepper::BlowUp;
-use crate::solver::watch::{WentWrong, OPT_OUT};
+use crate::solver::watch::{cell_speed, WentWrong, OPT_OUT};
 use crate::solver::Backend;
 use anyhow::anyhow;
 
@@ -91,10 +91,7 @@ fn went_wrong(w: &WentWrong, b: &mut dyn Backend, run: &RunContext) -> anyhow::E
         Ok(st) => st,
         Err(read) => return read.context(format!("{w}; reading the state back failed")),
     };
-    let speed = |s: &CellState| {
-        let (u1, u2) = s.velocities();
-        u1[0].hypot(u1[1]).max(u2[0].hypot(u2[1]))
-    };
+    let speed = cell_speed;
     let marks: Vec<i32> = st.iter().map(|s| (speed(s) > 0.5 * w.speed) as i32).collect();
     let saved = match run.series.write_snapshot(comm, "wentwrong", &run.piece, &st, ("fast", &marks)) {
         Ok(path) => format!("; the state, with the fastest cells marked (cell array fast), is in {}", path.display()),
