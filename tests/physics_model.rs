@@ -33,12 +33,12 @@ fn params_validate() {
     // The dry tolerance: a thickness in [1e-12, 1) m (float32's velocities never divide by a
     // subnormal thickness on the GPU).
     for tol in [0.0, -1e-3, 1e-13, 1e-40, 1.0, f64::NAN] {
-        let e = Model::<f32>::new(&Physics { g: G, r: 0.998, dry_tolerance: tol, ..Default::default() })
+        let e = Model::<f32>::new(&Physics { g: G, r: 0.998, dry_tolerance: Some(tol), ..Default::default() })
             .expect_err(&format!("dry_tolerance = {tol} accepted"));
         assert!(format!("{e:#}").contains("physics.dry_tolerance"), "message for {tol}: {e:#}");
     }
     for tol in [1e-12, 1e-4, 0.5] {
-        let p = Model::<f32>::new(&Physics { g: G, r: 0.998, dry_tolerance: tol, ..Default::default() }).unwrap();
+        let p = Model::<f32>::new(&Physics { g: G, r: 0.998, dry_tolerance: Some(tol), ..Default::default() }).unwrap();
         assert_eq!(p.dry_tolerance, tol as f32);
     }
     for (g, r) in [(9.81, 0.998), (1.0, 0.5), (9.81, 1e-6), (9.81, 0.999999)] {

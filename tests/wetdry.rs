@@ -173,8 +173,11 @@ fn random_wet_dry_edges_stay_positive_f32() {
 /// Ritter's dam break on a dry bed, the one-layer limit (the upper layer absent): h0 = 1 m
 /// at x < 15 in a 40 m channel, nothing beyond; at t = 2 s against the exact solution
 /// h = (2 c0 - ξ)² / (9 g), ξ = (x - 15) / t, between -c0 and 2 c0. The L1 error of h falls
-/// under refinement (the rate is printed), the front is within a few cells of 15 + 2 c0 t,
-/// and each layer's mass is conserved to rounding. `order`: `physics.order`.
+/// under refinement (the rate is printed), the front (h > 1 mm) approaches where the exact
+/// solution is 1 mm thick, and each layer's mass is conserved to rounding. `order`:
+/// `physics.order`; the dry tolerance is the default (1e-5 h0). The front's lag, as a share
+/// of the exact 1 mm front's run-out: first order 18%, 17%, 15% at 1000, 4000 and 16000
+/// cells; second order 11%, 4.5% and 3.8% (measured 2026-11-28).
 fn ritter(cells: u64, order: u32) -> (f64, f64, f64) {
     let s = scenario(&format!(
         r#"{{
@@ -185,7 +188,7 @@ fn ritter(cells: u64, order: u32) -> (f64, f64, f64) {
         "initial": {{ "type": "layers",
             "layer1": {{ "thickness": 0 }},
             "layer2": {{ "thickness": {{ "type": "step_x", "x0": 15, "left": 1, "right": 0 }} }} }},
-        "physics": {{ "g": 9.81, "r": 0.9, "dry_tolerance": 1e-4, "order": {order} }},
+        "physics": {{ "g": 9.81, "r": 0.9, "order": {order} }},
         "time": {{ "end": 2.0 }}
     }}"#
     ));
@@ -217,7 +220,9 @@ fn ritter(cells: u64, order: u32) -> (f64, f64, f64) {
     let (m0, m1) = (masses(&out.start, &topo.cell_area), masses(&out.end, &topo.cell_area));
     let rel = (m1.1 - m0.1).abs() / m0.1;
     assert!(rel < 1e-13, "lower layer mass changed by {rel:e}");
-    (err / area * 40.0, front, (x0 + 2.0 * c0 * t - front) / (x0 + 2.0 * c0 * t - x0))
+    // Where the exact solution is 1 mm thick: (2 c0 - ξ)² = 9 g 1e-3.
+    let exact_front = x0 + (2.0 * c0 - (9.0 * g * 1e-3f64).sqrt()) * t;
+    (err / area * 40.0, front, (exact_front - front) / (exact_front - x0))
 }
 
 #[test]

@@ -50,6 +50,7 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats) -> Result
         crate::util::memory::check_run_fits(n as usize, opts.precision.float_bytes(), 1)?;
         let pm = scenario_mesh(&s)?;
         let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid)?;
+        s.physics.resolve_dry_tolerance(super::run::deepest_water(&Single, &state));
         let cells = stored_cells(&s, &depth, &state);
         let ro = RunOptions {
             no_vtk: true,

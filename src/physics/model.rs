@@ -58,10 +58,13 @@ pub struct Physics {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<Reference>,
     /// Thickness (m) at or below which a layer counts as absent (`physics/wetdry.rs`): its
-    /// velocity is zero, its momentum is dropped, and no mass leaves it. Default 1e-3 m (as
-    /// GeoClaw's); edges where a layer is thinner than ten times this take the dry-aware flux.
-    #[serde(default = "default_dry_tolerance")]
-    pub dry_tolerance: f64,
+    /// velocity is zero, its momentum is dropped, and no mass leaves it; edges where a layer
+    /// is thinner than ten times this take the dry-aware flux. Default: scaled to the water,
+    /// [`scaled_dry_tolerance`] of the deepest water column at the start (1e-5 of it, at most
+    /// 1e-3 m as GeoClaw's), resolved once when a run starts and written into its
+    /// `scenario.json` and checkpoints (`Physics::resolve_dry_tolerance`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dry_tolerance: Option<f64>,
     /// Order of accuracy in space and time: 1 (the paper's scheme, the default) or 2 (limited
     /// piecewise-linear reconstruction, `physics/reconstruct.rs`, with the path-conservative
     /// cell-interior term, and two-stage SSP-RK2 (Heun) in time, with the same CFL number).
@@ -147,9 +150,26 @@ fn default_gamma() -> f64 {
 }
 /// The smallest `Physics::dry_tolerance` (m).
 pub const MIN_DRY_TOLERANCE: f64 = 1e-12;
+/// The largest default dry tolerance (m), GeoClaw's: what a sea deeper than 100 m gets, and
+/// what a run gets before its tolerance is resolved (or with no water at the start).
+pub const MAX_DEFAULT_DRY_TOLERANCE: f64 = 1e-3;
+/// The default dry tolerance as a fraction of the deepest water column.
+pub const DRY_TOLERANCE_FRACTION: f64 = 1e-5;
 
-fn default_dry_tolerance() -> f64 {
-    1e-3
+/// The default dry tolerance for water at most `deepest` m deep: `1e-5 deepest`, at most
+/// 1e-3 m. Why scaled: a layer thinning to its front (a gravity current's tip, a lock
+/// exchange's fan, a flood's edge) moves only once its cells pass the tolerance, so a fixed
+/// 1e-3 m holds lab-scale fronts back (at H = 1 m a lock exchange's fronts ran at half their
+/// speed) while 1e-5 of the depth lets them run within a few per cent of the hydrostatic
+/// solution at any scale; 1e-5 stays 40 times above float32's rounding of a thickness
+/// (4 eps H), and the 1e-3 m cap keeps the tolerance of seas deeper than 100 m, and a
+/// 1 cm slick on them a layer. No water at all (a domain that a boundary fills): 1e-3 m.
+pub fn scaled_dry_tolerance(deepest: f64) -> f64 {
+    if deepest.is_finite() && deepest > 0.0 {
+        (DRY_TOLERANCE_FRACTION * deepest).clamp(MIN_DRY_TOLERANCE, MAX_DEFAULT_DRY_TOLERANCE)
+    } else {
+        MAX_DEFAULT_DRY_TOLERANCE
+    }
 }
 fn default_order() -> u32 {
     1
@@ -169,7 +189,7 @@ impl Default for Physics {
             gamma: default_gamma(),
             linear_friction: 0.0,
             reference: None,
-            dry_tolerance: default_dry_tolerance(),
+            dry_tolerance: None,
             manning: 0.0,
             interlayer_friction: 0.0,
             coriolis: None,
@@ -180,6 +200,19 @@ impl Default for Physics {
 }
 
 impl Physics {
+    /// The dry tolerance in force (m): the scenario's or the resolved one; before it is
+    /// resolved (a model built outside a run), [`MAX_DEFAULT_DRY_TOLERANCE`].
+    pub fn dry_tolerance(&self) -> f64 {
+        self.dry_tolerance.unwrap_or(MAX_DEFAULT_DRY_TOLERANCE)
+    }
+
+    /// Fix the default dry tolerance from the deepest water column at the start (m, the
+    /// largest `h1 + h2` over every rank's cells): [`scaled_dry_tolerance`]. A tolerance the
+    /// scenario gives, or one resolved before (a restart's), stays.
+    pub fn resolve_dry_tolerance(&mut self, deepest: f64) {
+        self.dry_tolerance.get_or_insert(scaled_dry_tolerance(deepest));
+    }
+
     /// Errors name the field as the scenario spells it (`physics.r`).
     pub fn validate(&self) -> Result<()> {
         if !(self.g.is_finite() && self.g > 0.0) {
@@ -228,11 +261,10 @@ impl Physics {
         }
         // At least a picometre: float32's velocities (q / h above the tolerance) then never
         // divide by a subnormal thickness (the GPU's fast division, kernels/reconstruct.cuh).
-        if !(self.dry_tolerance.is_finite() && self.dry_tolerance >= MIN_DRY_TOLERANCE && self.dry_tolerance < 1.0) {
-            bail!(
-                "physics.dry_tolerance: expected a thickness in m in [{MIN_DRY_TOLERANCE:e}, 1), found {}",
-                self.dry_tolerance
-            );
+        if let Some(tol) = self.dry_tolerance {
+            if !(tol.is_finite() && (MIN_DRY_TOLERANCE..1.0).contains(&tol)) {
+                bail!("physics.dry_tolerance: expected a thickness in m in [{MIN_DRY_TOLERANCE:e}, 1), found {tol}");
+            }
         }
         if !(self.order == 1 || self.order == 2) {
             bail!(
@@ -309,8 +341,8 @@ impl<T: Real> Model<T> {
             ref_surface: T::c(rest.surface),
             ref_interface: T::c(rest.interface),
             ref_h1: T::c(rest.h1()),
-            dry_tolerance: T::c(p.dry_tolerance),
-            thin: T::c(THIN_FACTOR * p.dry_tolerance),
+            dry_tolerance: T::c(p.dry_tolerance()),
+            thin: T::c(THIN_FACTOR * p.dry_tolerance()),
             manning: T::c(p.manning),
             interlayer_friction: T::c(p.interlayer_friction),
             coriolis_f: T::c(p.coriolis.map_or(0.0, |c| c.f())),

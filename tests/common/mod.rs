@@ -33,10 +33,14 @@ pub struct Outcome {
 }
 
 /// Run `s` to `s.time.end` (or `max_steps`) on the CPU in precision `T`, at its
-/// `physics.order`.
+/// `physics.order`, with its dry tolerance resolved as a run resolves it.
 pub fn run<T: Real>(s: &Scenario, max_steps: Option<u64>) -> Outcome {
     let pm = scenario_mesh(s).expect("mesh");
     let (depth, initial) = initial::evaluate(s, &pm.topo.cell_centroid).expect("initial state");
+    // The dry tolerance as `pycno run` resolves it (scaled to the water unless given).
+    let mut s = s.clone();
+    s.physics.resolve_dry_tolerance(pycno::app::run::deepest_water(&Single, &initial));
+    let s = &s;
     let params = Model::<T>::new(&s.physics).unwrap();
     let mut lay = Layout::<T>::from_topology(&pm.topo, &depth, &initial, &s.physics.reference());
     let table = s.boundary_table(&pm.mesh, &pm.topo).expect("boundary table");

@@ -255,8 +255,14 @@ pub fn stored_cells(s: &Scenario, depth: &[f64], state: &[CellState]) -> Vec<Sto
 /// Say so (rank 0) when no cell holds water at the start: nothing moves unless a boundary
 /// brings water in, and the likeliest cause is a bathymetry whose sign is turned (depths are
 /// positive down). Collective.
+/// The deepest water column at the start over every rank's cells (m, the largest `h1 + h2`).
+pub fn deepest_water(comm: &dyn Comm, state: &[CellState]) -> f64 {
+    let mine = state.iter().map(|c| c.h1 + c.h2).filter(|h| h.is_finite()).fold(0.0, f64::max);
+    -comm.min_f64(-mine)
+}
+
 fn warn_if_dry(comm: &dyn Comm, s: &Scenario, depth: &[f64], state: &[CellState]) {
-    let wet = comm.sum_u64(state.iter().filter(|c| c.h1 + c.h2 > s.physics.dry_tolerance).count() as u64);
+    let wet = comm.sum_u64(state.iter().filter(|c| c.h1 + c.h2 > s.physics.dry_tolerance()).count() as u64);
     let deepest = -comm.min_f64(-depth.iter().copied().fold(f64::MIN, f64::max));
     if wet == 0 && comm.is_root() {
         log::warn!(
@@ -279,7 +285,7 @@ fn open_references(
     depth: &[f64],
     state: &[CellState],
 ) -> Result<()> {
-    let (rest, tol) = (s.physics.reference(), s.physics.dry_tolerance);
+    let (rest, tol) = (s.physics.reference(), s.physics.dry_tolerance());
     for (e, cells) in topo.edge_cells.iter().enumerate() {
         let k = table.index(topo.edge_tag[e]) as usize;
         if cells[1] != crate::mesh::NO_CELL || table.specs[k].kind != crate::physics::BoundaryKind::Open {
@@ -348,7 +354,7 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
         Some(p) => Some(agree(comm, load_restart(p, opts))?),
         None => None,
     };
-    let s = match &restart {
+    let mut s = match &restart {
         Some(r) => r.scenario.clone(),
         None => agree(comm, load_scenario(opts))?,
     };
@@ -394,6 +400,9 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     // Refuse a run that cannot fit before its arrays are allocated (an abort otherwise).
     agree(comm, check_run_fits(pm.topo.num_cells(), opts.precision.float_bytes(), comm.node_rank().1))?;
     let (depth, state) = agree(comm, initial::evaluate(&s, &pm.topo.cell_centroid).with_context(|| source.clone()))?;
+    // The default dry tolerance scales with the deepest water at the start, over every rank;
+    // from here on it is the scenario's (saved with the results and the checkpoints).
+    s.physics.resolve_dry_tolerance(deepest_water(comm, &state));
     let cells = match (&restart, &local_sub) {
         (Some(r), Some(sub)) => agree(comm, checkpoints::restart_state_of(r, &pm, sub))?,
         (Some(r), None) => agree(comm, restart_state(r, &pm))?,
