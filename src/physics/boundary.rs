@@ -10,7 +10,8 @@
 //! Adding a kind: a [`BoundaryKind`] variant with the next number, its ghost state in
 //! [`ghost`], the same in `kernels/boundary.cuh`, the scenario's words for it, a test.
 
-use super::flux::{numerical_flux, EdgeFlux, Side};
+use super::edge::{EdgeFlux, Side};
+use super::flux::numerical_flux;
 use super::{Model, Real};
 
 /// What a boundary does. The numbers are the `kind` of [`Boundary`] on the GPU too.

@@ -8,6 +8,7 @@
 //! depth of the bottom below a fixed reference level (positive down).
 
 pub mod boundary;
+pub mod edge;
 pub mod eigen;
 pub mod extremes;
 pub mod flux;
@@ -20,7 +21,8 @@ pub mod state;
 pub mod wetdry;
 
 pub use boundary::{boundary_flux, ghost, Boundary, BoundaryKind};
-pub use flux::{numerical_flux, EdgeFlux, Side};
+pub use edge::{EdgeFlux, Side};
+pub use flux::numerical_flux;
 pub use forcing::{BoundarySpec, Constituent, TimeFunction};
 pub use model::{Model, Physics, Reference};
 pub use real::{add_compensated, Real};

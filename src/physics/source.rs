@@ -5,7 +5,7 @@
 //! Adding a term: its parameter in `physics/model.rs` (and `kernels/model.cuh`), its lines
 //! below and in `kernels/source.cuh`, its condition in [`Model::has_sources`], a test.
 
-use super::flux::Side;
+use super::edge::Side;
 use super::{Model, Real};
 
 /// The state of one cell after the source terms act on it for `dt`. `s.depth` is the
