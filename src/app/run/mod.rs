@@ -223,7 +223,7 @@ pub struct Setup<'a> {
     /// another one.
     pub earlier_output: Option<&'a Path>,
     /// The boundary table (`scenario.boundaries` on this mesh).
-    pub boundaries: crate::solver::layout::Boundaries,
+    pub boundaries: crate::physics::Boundaries,
     /// `Some`: this rank holds only its part of the mesh (read from its partition files), and
     /// `pm`, `depth` and `cells` are its local ones; the global mesh's size.
     pub piece: Option<GlobalSize>,
@@ -275,7 +275,7 @@ fn warn_if_dry(comm: &dyn Comm, s: &Scenario, depth: &[f64], state: &[CellState]
 fn open_references(
     s: &Scenario,
     topo: &crate::mesh::Topology,
-    table: &crate::solver::layout::Boundaries,
+    table: &crate::physics::Boundaries,
     depth: &[f64],
     state: &[CellState],
 ) -> Result<()> {

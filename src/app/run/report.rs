@@ -162,10 +162,7 @@ pub fn total_budget(comm: &dyn Comm, mine: &[[f64; 4]], before: &[[f64; 4]]) -> 
 }
 
 /// The budget per tag for `stats.json` (entry 0, the walls, left out: nothing crosses them).
-pub fn tag_budgets(
-    table: &crate::solver::layout::Boundaries,
-    budget: &[[f64; 4]],
-) -> Vec<crate::app::stats::TagBudget> {
+pub fn tag_budgets(table: &crate::physics::Boundaries, budget: &[[f64; 4]]) -> Vec<crate::app::stats::TagBudget> {
     budget
         .iter()
         .enumerate()
