@@ -34,6 +34,38 @@ pub struct RunRecord {
     pub output_seconds: f64,
 }
 
+impl RunRecord {
+    /// A new run's, from the layers' masses at the start.
+    pub fn new(mass_layer1_start: f64, mass_layer2_start: f64) -> RunRecord {
+        RunRecord {
+            dt_min: f64::INFINITY,
+            dt_max: 0.0,
+            dt_min_clipped: f64::INFINITY,
+            clipped_steps: 0,
+            mass_layer1_start,
+            mass_layer2_start,
+            fallbacks_before: 0,
+            budget_before: vec![],
+            output_seconds: 0.0,
+        }
+    }
+
+    /// A restart's, as its checkpoint carries it.
+    pub fn resumed(r: &Meta) -> RunRecord {
+        RunRecord {
+            dt_min: r.dt_min,
+            dt_max: r.dt_max,
+            dt_min_clipped: r.dt_min_clipped.unwrap_or(f64::INFINITY),
+            clipped_steps: r.clipped_steps,
+            mass_layer1_start: r.mass_layer1_start,
+            mass_layer2_start: r.mass_layer2_start,
+            fallbacks_before: r.hyperbolicity_fallbacks,
+            budget_before: r.boundary_budget.clone(),
+            output_seconds: 0.0,
+        }
+    }
+}
+
 /// What every observer may read or add to.
 pub struct RunContext<'a> {
     pub comm: &'a dyn Comm,
