@@ -9,7 +9,8 @@
 //! exactly zero.
 //!
 //! Adding a kind: a [`BoundaryKind`] variant with the next number, its ghost state in
-//! [`ghost`], the same in `kernels/boundary.cuh`, the scenario's words for it, a test.
+//! [`ghost`], the same in `kernels/boundary.cuh`, the scenario's words for it
+//! (`scenario/boundaries.rs`), tests: the guide's "Adding physics" lists every place.
 
 use super::edge::{EdgeFlux, Side};
 use super::flux::numerical_flux;
