@@ -5,27 +5,6 @@
 // rest in any precision (the module comment of flux.rs says why).
 #pragma once
 
-// The stored numbers: thickness deviations from the model's reference rest state.
-template <typename T> struct Side { T d1, q1x, q1y, d2, q2x, q2y, depth; };
-
-template <typename T> __device__ __forceinline__ T side_h1(const Model<T>& m, const Side<T>& s) { return s.d1 + m.ref_h1; }
-template <typename T> __device__ __forceinline__ T side_h2(const Model<T>& m, const Side<T>& s) {
-    return (s.d2 + m.ref_interface) + s.depth;
-}
-template <typename T>
-__device__ __forceinline__ Side<T> side_from_thickness(const Model<T>& m, T h1, T q1x, T q1y, T h2, T q2x, T q2y, T depth) {
-    Side<T> s = {h1 - m.ref_h1, q1x, q1y, (h2 - depth) - m.ref_interface, q2x, q2y, depth};
-    return s;
-}
-template <typename T>
-__device__ __forceinline__ Side<T> side_from_elevations(const Model<T>& m, T surface, T interface, T q1x, T q1y, T q2x,
-                                                        T q2y, T depth) {
-    T d2 = interface - m.ref_interface;
-    Side<T> s = {(surface - m.ref_surface) - d2, q1x, q1y, d2, q2x, q2y, depth};
-    return s;
-}
-template <typename T> struct EdgeFlux { T i[6]; T j[6]; T speed; bool fallback; };
-
 template <typename T>
 __device__ __forceinline__ T left_share(T lambda, T lambda_l, T lambda_r, T tiny) {
     if (lambda_l < T(0) && T(0) < lambda_r) {
@@ -36,11 +15,6 @@ __device__ __forceinline__ T left_share(T lambda, T lambda_l, T lambda_r, T tiny
     if (lambda > T(0)) return T(0);
     return T(0.5);
 }
-
-// Defined in wetdry.cuh (the dry-aware flux, which needs Side and EdgeFlux from here).
-template <typename T>
-__device__ __forceinline__ EdgeFlux<T> dry_flux(const Model<T>& m, const Side<T>& wi, const Side<T>& wj, T nx, T ny);
-template <typename T> __device__ __forceinline__ bool needs_dry_flux(const Model<T>& m, T h1i, T h2i, T h1j, T h2j);
 
 // Whether a layer's mass flux takes more out of its donor cell than cap times its thickness.
 template <typename T> __device__ __forceinline__ bool flux_escapes(T cap, T mass, T hi, T hj) {

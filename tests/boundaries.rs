@@ -376,6 +376,32 @@ fn tags_of_generated_domains_name_every_segment_and_unknown_ones_are_refused() {
     assert!(format!("{e:#}").contains("domain.outer_tags"), "{e:#}");
 }
 
+/// The boundary-type parser matches every type by name and refuses the rest (issue 45: its
+/// last branch once read any unlisted type as a discharge): each kind's own word parses to
+/// that kind, and any other type, a near miss included, is an error that names the field
+/// and lists the types.
+#[test]
+fn every_boundary_type_is_matched_by_name_and_others_are_refused() {
+    use pycno::physics::BoundaryKind;
+    use pycno::scenario::boundaries::Condition;
+    for kind in BoundaryKind::ALL {
+        let fields = match kind {
+            BoundaryKind::Elevation => r#", "surface": 0.1"#,
+            BoundaryKind::Discharge => r#", "layer1": 1"#,
+            _ => "",
+        };
+        let text = format!(r#"{{ "type": "{}"{fields} }}"#, kind.name());
+        let c: Condition = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(c.kind(), kind, "{text}");
+    }
+    for bad in ["tide", "Discharge", "discharges", "river", ""] {
+        let text = format!(r#"{{ "type": "{bad}", "layer1": 1 }}"#);
+        let e = serde_json::from_str::<Condition>(&text).expect_err(&text).to_string();
+        assert!(e.contains("type") && e.contains("unknown type"), "{text}: {e}");
+        assert!(e.contains("wall, open, elevation, discharge"), "{text}: {e}");
+    }
+}
+
 #[test]
 fn every_new_field_rejects_bad_values_with_its_path() {
     let with = |physics: &str, b: &str| {

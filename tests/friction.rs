@@ -1,5 +1,5 @@
-//! Linear bottom friction on the lower layer (`physics.linear_friction`, CONTRIBUTING.md
-//! "Adding physics"): d(q2)/dt = -k q2 / h2, integrated implicitly in q2 at the end of each update.
+//! Linear bottom friction on the lower layer (`physics.linear_friction`, the worked example
+//! of the guide's "Adding physics"): d(q2)/dt = -k q2 / h2, integrated implicitly in q2 at the end of each update.
 //!
 //! - On one cell: the factor 1 / (1 + dt k / h2) per step, so the momentum shrinks and never
 //!   turns around, whatever the step; many small steps approach exp(-k t / h2).

@@ -26,7 +26,6 @@ use crate::comm::{agree, Comm};
 use crate::mesh::Mesh;
 use crate::physics::CellState;
 use crate::scenario::Gauges;
-use crate::solver::Backend;
 use crate::util::atomic::write_bytes_atomic;
 use anyhow::{anyhow, Context, Result};
 use rayon::prelude::*;
@@ -36,6 +35,14 @@ use std::path::{Path, PathBuf};
 
 pub const FILE: &str = "gauges.csv";
 const QUANTITIES: [&str; 8] = ["h1", "h2", "u1", "v1", "u2", "v2", "interface", "surface"];
+
+/// What the gauges read of the run after a step: the state of some of this rank's owned
+/// cells, and the mass through each boundary table entry so far (`(in, out)` per layer,
+/// m³). The solver's backend gives both; the run driver hands it over.
+pub trait GaugeSource {
+    fn read_cells(&mut self, cells: &[usize]) -> Result<Vec<CellState>>;
+    fn boundary_budget(&mut self) -> Result<Vec<[f64; 4]>>;
+}
 
 /// The column line of `g`'s file: the points' quantities, then the boundary tags' columns
 /// (see [`GaugeRecorder::with_boundaries`]).
@@ -272,7 +279,7 @@ impl GaugeRecorder {
         mut self,
         comm: &dyn Comm,
         g: &Gauges,
-        table: &crate::solver::layout::Boundaries,
+        table: &crate::physics::Boundaries,
         before: &[[f64; 4]],
     ) -> Result<Self> {
         for name in &g.boundaries {
@@ -329,7 +336,7 @@ impl GaugeRecorder {
     pub fn advance(
         &mut self,
         comm: &dyn Comm,
-        b: &mut dyn Backend,
+        b: &mut dyn GaugeSource,
         step: u64,
         time: f64,
         at_time: bool,
@@ -379,7 +386,7 @@ impl GaugeRecorder {
     pub fn prime(
         &mut self,
         comm: &dyn Comm,
-        b: &mut dyn Backend,
+        b: &mut dyn GaugeSource,
         _step: u64,
         time: f64,
         depth_of: &dyn Fn(usize) -> f64,
@@ -390,7 +397,12 @@ impl GaugeRecorder {
     }
 
     /// The gauges' values now, on every rank (collective).
-    fn values(&mut self, comm: &dyn Comm, b: &mut dyn Backend, depth_of: &dyn Fn(usize) -> f64) -> Result<Vec<f64>> {
+    fn values(
+        &mut self,
+        comm: &dyn Comm,
+        b: &mut dyn GaugeSource,
+        depth_of: &dyn Fn(usize) -> f64,
+    ) -> Result<Vec<f64>> {
         let mine: Vec<usize> = self.local.iter().flatten().copied().collect();
         let states = b.read_cells(&mine)?;
         let mut values = vec![f64::NAN; self.names.len() * QUANTITIES.len()];
@@ -419,7 +431,7 @@ impl GaugeRecorder {
 
     /// Each boundary gauge's net volume in per layer since the start (m³): the backends'
     /// budgets summed over the ranks in rank order, plus what a restart's checkpoint carries.
-    fn volumes_in(&self, comm: &dyn Comm, b: &mut dyn Backend) -> Result<Vec<f64>> {
+    fn volumes_in(&self, comm: &dyn Comm, b: &mut dyn GaugeSource) -> Result<Vec<f64>> {
         let mine: Vec<f64> = agree(comm, b.boundary_budget())?.into_iter().flatten().collect();
         let all = comm.all_gather_f64(&mine);
         let n = mine.len();

@@ -2,16 +2,21 @@
 //! `kernels/boundary.cuh` mirrors this file.
 //!
 //! A boundary edge's fourth integer in the solver's layout holds an index into the run's
-//! boundary table, a list of [`Boundary`] records (kind and parameters), so a boundary kind
-//! costs no memory per edge. The flux through a boundary edge is the interior flux
+//! boundary table ([`Boundaries`]: what each entry prescribes over time, [`BoundarySpec`],
+//! evaluated once a step into a list of [`Boundary`] records, kind and parameters), so a
+//! boundary kind costs no memory per edge. The flux through a boundary edge is the interior flux
 //! ([`numerical_flux`]) between the cell and its ghost; a wall then sets the mass fluxes to
 //! exactly zero.
 //!
 //! Adding a kind: a [`BoundaryKind`] variant with the next number, its ghost state in
-//! [`ghost`], the same in `kernels/boundary.cuh`, the scenario's words for it, a test.
+//! [`ghost`], the same in `kernels/boundary.cuh`, the scenario's words for it
+//! (`scenario/boundaries.rs`), tests: the guide's "Adding physics" lists every place.
 
-use super::flux::{numerical_flux, EdgeFlux, Side};
+use super::edge::{EdgeFlux, Side};
+use super::flux::numerical_flux;
+use super::forcing::TimeFunction;
 use super::{Model, Real};
+use std::collections::BTreeMap;
 
 /// What a boundary does. The numbers are the `kind` of [`Boundary`] on the GPU too.
 #[repr(i32)]
@@ -67,6 +72,72 @@ pub struct Boundary<T> {
 impl<T: Real> Boundary<T> {
     pub fn wall() -> Boundary<T> {
         Boundary { kind: BoundaryKind::Wall as i32, reserved: 0, data: [T::zero(); BOUNDARY_DATA] }
+    }
+}
+
+/// What one entry of the boundary table prescribes, in float64 over time. `values` are the
+/// kind's two quantities (an `elevation`: the free surface and the interface elevation; a
+/// `discharge`: layer 1's and layer 2's volume flux into the domain, m³/s); `None` leaves
+/// that one to the interior (open). The table holds `(value - offset) * scale`: an
+/// elevation less the reference level (`offset`; so that an elevation at the reference level
+/// is an exact zero in float32, as the stored state is), a discharge times one over the
+/// tag's total length (`scale`; so that the table holds m²/s).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundarySpec {
+    pub kind: BoundaryKind,
+    pub values: [Option<TimeFunction>; 2],
+    pub offset: [f64; 2],
+    pub scale: f64,
+}
+
+impl BoundarySpec {
+    pub fn wall() -> BoundarySpec {
+        BoundarySpec { kind: BoundaryKind::Wall, values: [None, None], offset: [0.0; 2], scale: 1.0 }
+    }
+
+    /// Whether the table entry changes with time (it is then evaluated every step).
+    pub fn time_dependent(&self) -> bool {
+        self.values.iter().flatten().any(|f| !f.is_constant())
+    }
+
+    /// The table entry at time `t`: `data[0..2]` the two values (as above), `data[2..4]` 1 where
+    /// the value is given and 0 where it is left open.
+    pub fn entry<T: Real>(&self, t: f64) -> Boundary<T> {
+        let mut data = [T::zero(); BOUNDARY_DATA];
+        for (k, v) in self.values.iter().enumerate() {
+            if let Some(f) = v {
+                data[k] = T::c((f.at(t) - self.offset[k]) * self.scale);
+                data[2 + k] = T::one();
+            }
+        }
+        Boundary { kind: self.kind as i32, reserved: 0, data }
+    }
+}
+
+/// The run's boundary table: what each entry prescribes over time (`specs`, float64) and
+/// its name (the scenario's tag), and the entry each boundary tag uses. Tags with no entry,
+/// and untagged boundary edges (tag 0), use entry 0: a wall.
+#[derive(Clone, Debug)]
+pub struct Boundaries {
+    pub specs: Vec<BoundarySpec>,
+    pub names: Vec<String>,
+    pub index_of_tag: BTreeMap<u32, i32>,
+}
+
+impl Default for Boundaries {
+    fn default() -> Self {
+        Boundaries { specs: vec![BoundarySpec::wall()], names: vec!["walls".into()], index_of_tag: BTreeMap::new() }
+    }
+}
+
+impl Boundaries {
+    pub fn index(&self, tag: u32) -> i32 {
+        self.index_of_tag.get(&tag).copied().unwrap_or(0)
+    }
+
+    /// Whether every boundary is a wall (no mass crosses any).
+    pub fn all_walls(&self) -> bool {
+        self.specs.iter().all(|s| s.kind == BoundaryKind::Wall)
     }
 }
 
@@ -221,7 +292,7 @@ pub fn discharge_ghost<T: Real>(b: &Boundary<T>, inner: &Side<T>, n: [T; 2]) -> 
 
 /// The state beyond the boundary edge with unit outward normal `n` of a cell in state
 /// `inner`, at time `t` (time-dependent values are already in the table: they are evaluated
-/// once per step on the host, `physics/forcing.rs`).
+/// once per step on the host, [`BoundarySpec::entry`]).
 #[inline(always)]
 pub fn ghost<T: Real>(m: &Model<T>, b: &Boundary<T>, inner: &Side<T>, n: [T; 2], _t: T) -> Side<T> {
     // An unknown kind never reaches this point (the table is built from the kinds above);

@@ -1,10 +1,8 @@
-//! Values prescribed over time at open boundaries (and what the boundary table holds at a
-//! given time). Evaluated in float64 on the host once per step, at the step's start time:
-//! the kernels read the evaluated numbers from the boundary table, so a tide or a time
-//! series costs the edge pass nothing, and every backend and rank sees the same numbers.
-
-use super::boundary::{Boundary, BoundaryKind, BOUNDARY_DATA};
-use super::Real;
+//! Values prescribed over time at open boundaries: constants, tides and time series.
+//! Evaluated in float64 on the host once per step, at the step's start time, into the
+//! boundary table (`BoundarySpec::entry`, `boundary.rs`): the kernels read the evaluated
+//! numbers, so a tide or a time series costs the edge pass nothing, and every backend and
+//! rank sees the same numbers.
 
 /// One tidal constituent, `amplitude cos(2 pi t / period - phase)` (phase in degrees, the
 /// tide tables' convention).
@@ -63,44 +61,5 @@ impl TimeFunction {
 
     pub fn is_constant(&self) -> bool {
         matches!(self, TimeFunction::Constant(_))
-    }
-}
-
-/// What one entry of the boundary table prescribes, in float64 over time. `values` are the
-/// kind's two quantities (an `elevation`: the free surface and the interface elevation; a
-/// `discharge`: layer 1's and layer 2's volume flux into the domain, m³/s); `None` leaves
-/// that one to the interior (open). The table holds `(value - offset) * scale`: an
-/// elevation less the reference level (`offset`; so that an elevation at the reference level
-/// is an exact zero in float32, as the stored state is), a discharge times one over the
-/// tag's total length (`scale`; so that the table holds m²/s).
-#[derive(Clone, Debug, PartialEq)]
-pub struct BoundarySpec {
-    pub kind: BoundaryKind,
-    pub values: [Option<TimeFunction>; 2],
-    pub offset: [f64; 2],
-    pub scale: f64,
-}
-
-impl BoundarySpec {
-    pub fn wall() -> BoundarySpec {
-        BoundarySpec { kind: BoundaryKind::Wall, values: [None, None], offset: [0.0; 2], scale: 1.0 }
-    }
-
-    /// Whether the table entry changes with time (it is then evaluated every step).
-    pub fn time_dependent(&self) -> bool {
-        self.values.iter().flatten().any(|f| !f.is_constant())
-    }
-
-    /// The table entry at time `t`: `data[0..2]` the two values (as above), `data[2..4]` 1 where
-    /// the value is given and 0 where it is left open.
-    pub fn entry<T: Real>(&self, t: f64) -> Boundary<T> {
-        let mut data = [T::zero(); BOUNDARY_DATA];
-        for (k, v) in self.values.iter().enumerate() {
-            if let Some(f) = v {
-                data[k] = T::c((f.at(t) - self.offset[k]) * self.scale);
-                data[2 + k] = T::one();
-            }
-        }
-        Boundary { kind: self.kind as i32, reserved: 0, data }
     }
 }

@@ -8,6 +8,7 @@
 //! depth of the bottom below a fixed reference level (positive down).
 
 pub mod boundary;
+pub mod edge;
 pub mod eigen;
 pub mod extremes;
 pub mod flux;
@@ -19,9 +20,10 @@ pub mod source;
 pub mod state;
 pub mod wetdry;
 
-pub use boundary::{boundary_flux, ghost, Boundary, BoundaryKind};
-pub use flux::{numerical_flux, EdgeFlux, Side};
-pub use forcing::{BoundarySpec, Constituent, TimeFunction};
+pub use boundary::{boundary_flux, ghost, Boundaries, Boundary, BoundaryKind, BoundarySpec};
+pub use edge::{EdgeFlux, Side};
+pub use flux::numerical_flux;
+pub use forcing::{Constituent, TimeFunction};
 pub use model::{Model, Physics, Reference};
 pub use real::{add_compensated, Real};
 pub use source::{source, source_at};

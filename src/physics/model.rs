@@ -6,7 +6,9 @@
 //!
 //! Adding a parameter: a field in [`Physics`] (with its default and its check in
 //! [`Physics::validate`]), the same field in [`Model`] and in `kernels/model.cuh`, in the
-//! same place. `tests/physics_model.rs` checks that the two structs have the same size.
+//! same place (`tests/gpu_probes.rs` checks that the two structs have the same size), and
+//! for a source term its switch in both `has_sources` (the guide's "Adding physics" lists
+//! every place).
 //!
 //! The solver stores each layer's thickness as its deviation from a rest state, the
 //! [`Reference`] (see `physics/state.rs`): the model carries that state's layer-1 thickness
@@ -31,7 +33,7 @@ pub struct Physics {
     #[serde(default = "default_gamma")]
     pub gamma: f64,
     /// Linear bottom friction on the lower layer, `d(q2)/dt = -k q2 / h2` (a drag velocity
-    /// k in m/s; 0, the default, is frictionless). The worked example of CONTRIBUTING.md's
+    /// k in m/s; 0, the default, is frictionless). The worked example of the guide's
     /// "Adding physics".
     #[serde(default, skip_serializing_if = "is_zero")]
     pub linear_friction: f64,

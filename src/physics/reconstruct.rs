@@ -97,7 +97,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::boundary::{boundary_flux, Boundary};
-use super::flux::{numerical_flux, EdgeFlux, Side};
+use super::edge::{EdgeFlux, Side};
+use super::flux::numerical_flux;
 use super::{Model, Real};
 
 /// The reconstructed numbers of a cell, in [`vars`] order.

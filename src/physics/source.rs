@@ -3,9 +3,11 @@
 //! an explicit step could reverse a velocity. `kernels/source.cuh` mirrors this file.
 //!
 //! Adding a term: its parameter in `physics/model.rs` (and `kernels/model.cuh`), its lines
-//! below and in `kernels/source.cuh`, its condition in [`Model::has_sources`], a test.
+//! below and in `kernels/source.cuh`, its condition in [`Model::has_sources`] (and in
+//! `kernels/model.cuh`), its bound in `scenario/physics_ranges.rs`, a test: the guide's
+//! "Adding physics" walks through one.
 
-use super::flux::Side;
+use super::edge::Side;
 use super::{Model, Real};
 
 /// The state of one cell after the source terms act on it for `dt`. `s.depth` is the

@@ -48,7 +48,7 @@
 //! most that rounding to the layer's mass; a thickness below minus the tolerance is a
 //! blow-up (`is_admissible`).
 
-use super::flux::{EdgeFlux, Side};
+use super::edge::{EdgeFlux, Side};
 use super::{Model, Real};
 
 /// Whether an edge with these four thicknesses takes [`dry_flux`]: one of them is below

@@ -1,5 +1,5 @@
 //! The scenario's `boundaries` section: a condition per boundary tag, and the run's
-//! boundary table built from it (`solver::layout::Boundaries`). A tag with no entry is a
+//! boundary table built from it (`physics::Boundaries`). A tag with no entry is a
 //! wall; an entry naming a tag the domain or mesh does not have is an error listing the
 //! known ones.
 //!
@@ -19,8 +19,7 @@
 
 use super::physics_ranges::show;
 use super::tagged;
-use crate::physics::{BoundaryKind, BoundarySpec, Constituent, Reference, TimeFunction};
-use crate::solver::layout::Boundaries;
+use crate::physics::{Boundaries, BoundaryKind, BoundarySpec, Constituent, Reference, TimeFunction};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -110,7 +109,7 @@ impl Condition {
         }
     }
 
-    /// The two values of the kind (`physics/forcing.rs`) with their field names.
+    /// The two values of the kind (`physics::BoundarySpec`) with their field names.
     fn values(&self) -> [(&'static str, Option<&Forcing>); 2] {
         match self {
             Condition::Elevation { surface, interface } => {

@@ -554,7 +554,7 @@ impl Scenario {
         &self,
         mesh: &crate::mesh::Mesh,
         topo: &crate::mesh::Topology,
-    ) -> Result<crate::solver::layout::Boundaries> {
+    ) -> Result<crate::physics::Boundaries> {
         if self.boundaries.is_empty() {
             return Ok(Default::default());
         }
@@ -574,7 +574,7 @@ impl Scenario {
         &self,
         lengths: &[(u32, f64)],
         segment_tags: &[u32],
-    ) -> Result<crate::solver::layout::Boundaries> {
+    ) -> Result<crate::physics::Boundaries> {
         if self.boundaries.is_empty() {
             return Ok(Default::default());
         }
@@ -586,7 +586,7 @@ impl Scenario {
         &self,
         names: &BTreeMap<String, u32>,
         lengths: &BTreeMap<u32, f64>,
-    ) -> Result<crate::solver::layout::Boundaries> {
+    ) -> Result<crate::physics::Boundaries> {
         let source = match &self.mesh {
             Some(p) => format!("the mesh {}", p.display()),
             None => "the domain".to_string(),

@@ -2,7 +2,7 @@
 //! rayon. Each edge writes its own accumulator slots, so threads never share a word.
 
 use super::backend::{Backend, Cells, Health, StepContext};
-use super::layout::{add_to_budget, budget_per_entry, reconstruction_sets, Layout, BOUNDARY};
+use super::layout::{add_to_budget, budget_per_entry, check_slots, reconstruction_sets, Layout, BOUNDARY};
 use crate::physics::extremes::{self, Arrival, WIDTH};
 use crate::physics::reconstruct::{self, edge_boundary_flux, edge_flux};
 use crate::physics::{
@@ -48,36 +48,6 @@ pub struct CpuBackend<T> {
 struct SlotPtr<T>(*mut [T; 4]);
 unsafe impl<T> Send for SlotPtr<T> {}
 unsafe impl<T> Sync for SlotPtr<T> {}
-
-/// Every owned cell's three slots are written by exactly one edge each, no edge writes
-/// a receive-block cell's slot that another edge also writes, and every boundary edge's
-/// table index is in the boundary table.
-pub fn check_slots<T: Real>(lay: &Layout<T>) -> Result<()> {
-    let n = lay.num_cells();
-    let mut seen = vec![0u8; n];
-    for (e, &[i, j, si, sj]) in lay.edge_cells.iter().enumerate() {
-        if j == BOUNDARY && !(0..lay.boundaries.len() as i32).contains(&sj) {
-            bail!("boundary edge {e} refers to entry {sj} of a boundary table of {}", lay.boundaries.len());
-        }
-        for (c, s) in [(i, si), (j, sj)] {
-            if c == BOUNDARY {
-                continue;
-            }
-            if c < 0 || c as usize >= n || !(0..3).contains(&s) {
-                bail!("edge {e} refers to cell {c} slot {s}, outside the {n} cells");
-            }
-            let bit = 1u8 << s;
-            if seen[c as usize] & bit != 0 {
-                bail!("edge {e} writes slot {s} of cell {c}, which another edge also writes");
-            }
-            seen[c as usize] |= bit;
-        }
-    }
-    if let Some(c) = (0..lay.n_owned).find(|&c| seen[c] != 0b111) {
-        bail!("owned cell {c} does not have all three edge slots filled (mask {:03b})", seen[c]);
-    }
-    Ok(())
-}
 
 /// Cell `c`'s reconstructed state at the midpoint of slot `k` (second order), over its depth.
 #[inline(always)]

@@ -25,40 +25,12 @@
 
 use crate::mesh::{Topology, NO_CELL};
 use crate::physics::reconstruct::{Stencil, ACROSS_OPEN, ACROSS_WALL};
-use crate::physics::{Boundary, BoundaryKind, BoundarySpec, CellState, Real, Reference, StoredCell};
+use crate::physics::{Boundaries, Boundary, BoundaryKind, BoundarySpec, CellState, Real, Reference, StoredCell};
 use anyhow::{bail, Result};
-use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// The second cell of a boundary edge.
 pub const BOUNDARY: i32 = -1;
-
-/// The run's boundary table: what each entry prescribes over time (`specs`, float64) and
-/// its name (the scenario's tag), and the entry each boundary tag uses. Tags with no entry,
-/// and untagged boundary edges (tag 0), use entry 0: a wall.
-#[derive(Clone, Debug)]
-pub struct Boundaries {
-    pub specs: Vec<BoundarySpec>,
-    pub names: Vec<String>,
-    pub index_of_tag: BTreeMap<u32, i32>,
-}
-
-impl Default for Boundaries {
-    fn default() -> Self {
-        Boundaries { specs: vec![BoundarySpec::wall()], names: vec!["walls".into()], index_of_tag: BTreeMap::new() }
-    }
-}
-
-impl Boundaries {
-    pub fn index(&self, tag: u32) -> i32 {
-        self.index_of_tag.get(&tag).copied().unwrap_or(0)
-    }
-
-    /// Whether every boundary is a wall (no mass crosses any).
-    pub fn all_walls(&self) -> bool {
-        self.specs.iter().all(|s| s.kind == BoundaryKind::Wall)
-    }
-}
 
 #[derive(Clone, Debug)]
 pub struct Layout<T> {
@@ -274,6 +246,37 @@ impl<T: Real> Layout<T> {
     pub fn host_state(&self) -> Vec<CellState> {
         (0..self.n_owned).map(|c| self.cell_state(c)).collect()
     }
+}
+
+/// Every owned cell's three slots are written by exactly one edge each (what lets both
+/// backends' edge passes write the accumulators without atomics), no edge writes
+/// a receive-block cell's slot that another edge also writes, and every boundary edge's
+/// table index is in the boundary table.
+pub fn check_slots<T: Real>(lay: &Layout<T>) -> Result<()> {
+    let n = lay.num_cells();
+    let mut seen = vec![0u8; n];
+    for (e, &[i, j, si, sj]) in lay.edge_cells.iter().enumerate() {
+        if j == BOUNDARY && !(0..lay.boundaries.len() as i32).contains(&sj) {
+            bail!("boundary edge {e} refers to entry {sj} of a boundary table of {}", lay.boundaries.len());
+        }
+        for (c, s) in [(i, si), (j, sj)] {
+            if c == BOUNDARY {
+                continue;
+            }
+            if c < 0 || c as usize >= n || !(0..3).contains(&s) {
+                bail!("edge {e} refers to cell {c} slot {s}, outside the {n} cells");
+            }
+            let bit = 1u8 << s;
+            if seen[c as usize] & bit != 0 {
+                bail!("edge {e} writes slot {s} of cell {c}, which another edge also writes");
+            }
+            seen[c as usize] |= bit;
+        }
+    }
+    if let Some(c) = (0..lay.n_owned).find(|&c| seen[c] != 0b111) {
+        bail!("owned cell {c} does not have all three edge slots filled (mask {:03b})", seen[c]);
+    }
+    Ok(())
 }
 
 /// Every cell's neighbours across its slots and least-squares stencil (`physics/reconstruct.rs`),

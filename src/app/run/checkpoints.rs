@@ -5,7 +5,7 @@
 //! checkpoints. A restart reads them on any rank count and backend.
 
 use super::observers::{Observer, RunContext, RunRecord, StepDone};
-use super::{apply_overrides, Precision, RunOptions};
+use super::options::{apply_overrides, Precision, RunOptions};
 use crate::app::PreparedMesh;
 use crate::comm::{agree, Comm};
 use crate::output::checkpoint;

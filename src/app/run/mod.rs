@@ -1,20 +1,24 @@
 //! `pycno run`: scenario -> mesh -> initial state -> time loop -> VTK series + stats.json.
 //!
-//! The driver is thin: it prepares the run ([`Setup`]), makes this rank's part and its
-//! backend ([`part`]), and runs the step loop with a list of observers ([`observers`]: the
-//! output series, gauges, checkpoints, progress, fault injection), then reports
-//! ([`report`]). Nothing here is generic over the float type: the precision is decided where
+//! The driver is thin: it reads the command line's options ([`options`]), prepares the run
+//! ([`Setup`]), makes this rank's part and its backend ([`part`]), chooses how the edge pass
+//! meets the other ranks ([`exchange`]), and runs the step loop with a list of observers
+//! ([`observers`]: the output series, gauges, checkpoints, progress, fault injection), then
+//! reports ([`report`]). Nothing here is generic over the float type: the precision is decided where
 //! the backend is made.
 
 pub mod checkpoints;
+pub mod exchange;
 pub mod interrupt;
 pub mod maxmaps;
 pub mod netcdf;
 pub mod observers;
+pub mod options;
 pub mod part;
 pub mod report;
 
-use super::stats::{KernelStat, RunStats};
+use super::progress::Progress;
+use super::stats::RunStats;
 use super::{scenario_mesh, PreparedMesh};
 use crate::comm::{agree, Comm};
 use crate::output::checkpoint;
@@ -24,192 +28,22 @@ use crate::output::manifest::{self, Manifest};
 use crate::output::series::{Format, Piece, Series};
 use crate::physics::{CellState, StoredCell};
 use crate::scenario::{initial, OutputPrecision, Scenario};
-use crate::solver::exchange::{
-    AllEdges, DeviceExchange, EdgePass, ExchangeMode, GpuExchange, Halo, HaloPlan, PhaseTimes,
-};
-use crate::solver::layout::kernel_bytes;
-use crate::solver::stepper::{default_device_steps, step_loop_with, Event, Schedule};
-use crate::solver::watch::Watch;
+use crate::solver::stepper::{default_device_steps, step_loop_with, Event, LoopStats, Schedule};
+use crate::solver::Backend;
 use crate::util::atomic::write_bytes_atomic;
 use crate::util::memory::check_run_fits;
 use anyhow::{anyhow, bail, Context, Result};
 use checkpoints::{load_restart, restart_state, Checkpoints};
-use clap::ValueEnum;
 use observers::{Faults, Frames, Gauges, Observer, ProgressLine, RunContext, RunRecord, StepDone};
 use part::{local_partition, make_backend, rank_submesh, GlobalSize, RankPart};
 use report::{diagnose, max_over_ranks};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+pub use options::{load_scenario, BackendChoice, Precision, RunOptions, DEFAULT_CELLS};
 pub use part::choose_backend;
 pub use report::{layer_masses, state_checksum};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Precision {
-    /// Single precision (the paper's, and the GPU's fast path).
-    F32,
-    /// Double precision, for reference runs.
-    F64,
-}
-
-impl Precision {
-    pub fn name(self) -> &'static str {
-        match self {
-            Precision::F32 => "f32",
-            Precision::F64 => "f64",
-        }
-    }
-    pub fn float_bytes(self) -> usize {
-        match self {
-            Precision::F32 => 4,
-            Precision::F64 => 8,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BackendChoice {
-    /// CUDA when a usable GPU and driver exist, else the CPU.
-    Auto,
-    Cpu,
-    Cuda,
-}
-
-/// Cell count of `pycno run` with neither a scenario nor `--cells`.
-pub const DEFAULT_CELLS: u64 = 16040;
-
-#[derive(Clone, Debug)]
-pub struct RunOptions {
-    pub scenario: Option<PathBuf>,
-    pub cells: Option<u64>,
-    pub t_end: Option<f64>,
-    pub out: Option<PathBuf>,
-    /// Replace an earlier run's results in the output directory (`--overwrite`).
-    pub overwrite: bool,
-    pub output_interval: Option<f64>,
-    pub precision: Precision,
-    pub backend: BackendChoice,
-    pub max_steps: Option<u64>,
-    /// Write no VTK files (stats.json still written when `out` is set).
-    pub no_vtk: bool,
-    pub quiet: bool,
-    /// Time each GPU kernel (events; no extra synchronization).
-    pub kernel_timing: bool,
-    /// Partition directory (`pycno partition`) for a multi-rank run.
-    pub partition: Option<PathBuf>,
-    pub exchange: ExchangeMode,
-    /// What carries the halo between GPUs.
-    pub gpu_exchange: GpuExchange,
-    /// Write a checkpoint every this many steps.
-    pub checkpoint_every: Option<u64>,
-    /// Write a checkpoint every this many seconds of wall-clock time.
-    pub checkpoint_seconds: Option<f64>,
-    /// Where checkpoints go (default: `<output dir>/checkpoints`).
-    pub checkpoint_dir: Option<PathBuf>,
-    /// How many complete checkpoints to keep.
-    pub checkpoint_keep: usize,
-    /// Resume from this checkpoint (or the newest complete one in this directory).
-    pub restart: Option<PathBuf>,
-    /// Set by [`run`]: the run's id (a restart keeps its checkpoint's), the same on every
-    /// rank; the output list and the checkpoint directory are claimed under it.
-    pub run_id: Option<String>,
-    /// Set by [`run`]: the list of the files the run writes into its output directory.
-    pub manifest: Option<Arc<Manifest>>,
-    /// Set by [`run`]: the checkpoint directory a restart resumes (its max maps).
-    pub resume_dir: Option<PathBuf>,
-    /// Set by [`run`]: when the command began, for the set-up seconds in stats.json.
-    pub started: Option<Instant>,
-    /// The speed (m/s) past which the run stops as gone wrong (default: 10 √(g H_max)).
-    pub max_speed: Option<f64>,
-    /// Switch off the checks that stop a run going wrong (`solver/watch.rs`).
-    pub no_health_checks: bool,
-}
-
-impl RunOptions {
-    /// What the step loop watches, for water up to `depth` deep (`solver/watch.rs`).
-    pub fn watch(&self, p: &crate::physics::Physics, depth: f64) -> Watch {
-        if self.no_health_checks {
-            return Watch::off();
-        }
-        let w = Watch::defaults(p.g, depth);
-        Watch { speed: self.max_speed.unwrap_or(w.speed), ..w }
-    }
-}
-
-impl Default for RunOptions {
-    fn default() -> Self {
-        RunOptions {
-            scenario: None,
-            cells: None,
-            t_end: None,
-            out: None,
-            overwrite: false,
-            output_interval: None,
-            precision: Precision::F32,
-            backend: BackendChoice::Auto,
-            max_steps: None,
-            no_vtk: false,
-            quiet: false,
-            kernel_timing: false,
-            partition: None,
-            exchange: ExchangeMode::Overlap,
-            gpu_exchange: GpuExchange::Auto,
-            checkpoint_every: None,
-            checkpoint_seconds: None,
-            checkpoint_dir: None,
-            checkpoint_keep: 2,
-            restart: None,
-            run_id: None,
-            manifest: None,
-            resume_dir: None,
-            started: None,
-            max_speed: None,
-            no_health_checks: false,
-        }
-    }
-}
-
-/// The scenario with the command line's overrides applied and validated again.
-pub fn load_scenario(opts: &RunOptions) -> Result<Scenario> {
-    let mut s = match &opts.scenario {
-        Some(path) => Scenario::from_file(path)?,
-        None => Scenario::paper_benchmark(opts.cells.unwrap_or(DEFAULT_CELLS)),
-    };
-    if let Some(n) = opts.cells {
-        if n < 2 {
-            bail!("--cells: expected at least 2 triangles, found {n}");
-        }
-        if let Some(m) = &s.mesh {
-            return Err(super::cells_with_mesh_file(m));
-        }
-        s.resolution.cells = Some(n);
-        s.resolution.max_area = None;
-    }
-    apply_overrides(&mut s, opts)?;
-    Ok(s)
-}
-
-/// The options that change when and where a run writes (`--t-end`, `--output-interval`,
-/// `--out`), then the scenario checked again.
-fn apply_overrides(s: &mut Scenario, opts: &RunOptions) -> Result<()> {
-    if let Some(t) = opts.t_end {
-        s.time.end = t;
-        if let Some(ts) = &mut s.time.output_times {
-            ts.retain(|&x| x <= t);
-        }
-    }
-    if let Some(dt) = opts.output_interval {
-        s.time.output_interval = Some(dt);
-        s.time.output_times = None;
-    }
-    if let Some(out) = &opts.out {
-        s.output.dir = out.clone();
-    }
-    // The domain's geometry was checked when the scenario was read; the options never
-    // change it, so a large domain is searched for crossings once.
-    s.validate_after_overrides().map_err(|e| anyhow!("{e:#} (after applying the command-line options)"))
-}
 
 /// What a run starts from: the scenario, its prepared mesh, the depth of every cell and its
 /// state as the solver stores it (by global id), and the checkpoint it resumes, if any.
@@ -223,7 +57,7 @@ pub struct Setup<'a> {
     /// another one.
     pub earlier_output: Option<&'a Path>,
     /// The boundary table (`scenario.boundaries` on this mesh).
-    pub boundaries: crate::solver::layout::Boundaries,
+    pub boundaries: crate::physics::Boundaries,
     /// `Some`: this rank holds only its part of the mesh (read from its partition files), and
     /// `pm`, `depth` and `cells` are its local ones; the global mesh's size.
     pub piece: Option<GlobalSize>,
@@ -281,7 +115,7 @@ fn warn_if_dry(comm: &dyn Comm, s: &Scenario, depth: &[f64], state: &[CellState]
 fn open_references(
     s: &Scenario,
     topo: &crate::mesh::Topology,
-    table: &crate::solver::layout::Boundaries,
+    table: &crate::physics::Boundaries,
     depth: &[f64],
     state: &[CellState],
 ) -> Result<()> {
@@ -472,52 +306,6 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     Ok(stats)
 }
 
-/// Connect the GPUs' own halo exchange where `opts.gpu_exchange` asks for it (`auto`: on one
-/// node, for steps taken on the device, `resident`) and every rank runs on a GPU (every rank
-/// together); what carries the halo then ("nccl 2.28.3"), or `None`
-/// for the host-staged exchange, with a note saying why where NCCL was asked for or expected.
-fn device_exchange(
-    opts: &RunOptions,
-    comm: &dyn Comm,
-    b: &mut dyn crate::solver::Backend,
-    plan: &HaloPlan,
-    resident: bool,
-) -> Result<Option<String>> {
-    let want = match opts.gpu_exchange {
-        GpuExchange::Host => false,
-        GpuExchange::Nccl | GpuExchange::Ipc => true,
-        // Multi-node runs keep MPI over the network, and so do runs the host steps.
-        GpuExchange::Auto => resident && comm.node_rank().1 == comm.size(),
-    };
-    // Collective: every rank takes the same branch.
-    let all_gpus = comm.min_f64(if b.name() == "cuda" { 1.0 } else { 0.0 }) > 0.0;
-    if !want || !all_gpus {
-        return Ok(None);
-    }
-    // NCCL needs a GPU of its own per rank: ranks that share one (more ranks on a node than
-    // GPUs, as in tests) keep the host exchange.
-    let gpus = crate::solver::cuda::device_count().unwrap_or(0);
-    let shared = comm.min_f64(if comm.node_rank().1 > gpus { 0.0 } else { 1.0 }) == 0.0;
-    if shared {
-        if comm.is_root() && matches!(opts.gpu_exchange, GpuExchange::Nccl | GpuExchange::Ipc) {
-            eprintln!(
-                "note: the halo goes through the host (--gpu-exchange host): the GPU-to-GPU exchange needs one GPU per rank, and {} ranks share {gpus} GPU(s) on a node",
-                comm.node_rank().1
-            );
-        }
-        return Ok(None);
-    }
-    match agree(comm, b.connect_device_exchange(comm, plan, opts.gpu_exchange))? {
-        Ok(what) => Ok(Some(what)),
-        Err(why) => {
-            if comm.is_root() && (opts.gpu_exchange != GpuExchange::Auto || !opts.quiet) {
-                eprintln!("note: the halo goes through the host (--gpu-exchange host): {why}");
-            }
-            Ok(None)
-        }
-    }
-}
-
 /// The time loop of a prepared run on this rank (`submesh`: its part of a multi-rank run),
 /// with its observers; `pycno bench` calls it too.
 pub fn simulate(
@@ -537,30 +325,10 @@ pub fn simulate(
     let rank_field = vec![comm.rank() as i32; part.global.len()];
     let (t_start, first_step) = resume.map_or((0.0, 0), |r| (r.time, r.step));
     let record = match resume {
-        Some(r) => RunRecord {
-            dt_min: r.dt_min,
-            dt_max: r.dt_max,
-            dt_min_clipped: r.dt_min_clipped.unwrap_or(f64::INFINITY),
-            clipped_steps: r.clipped_steps,
-            mass_layer1_start: r.mass_layer1_start,
-            mass_layer2_start: r.mass_layer2_start,
-            fallbacks_before: r.hyperbolicity_fallbacks,
-            budget_before: r.boundary_budget.clone(),
-            output_seconds: 0.0,
-        },
+        Some(r) => RunRecord::resumed(r),
         None => {
             let (a, b) = layer_masses(&agree(comm, backend.state())?, &part.area);
-            RunRecord {
-                dt_min: f64::INFINITY,
-                dt_max: 0.0,
-                dt_min_clipped: f64::INFINITY,
-                clipped_steps: 0,
-                mass_layer1_start: comm.sum_f64(a),
-                mass_layer2_start: comm.sum_f64(b),
-                fallbacks_before: 0,
-                budget_before: vec![],
-                output_seconds: 0.0,
-            }
+            RunRecord::new(comm.sum_f64(a), comm.sum_f64(b))
         }
     };
     let mut run = RunContext {
@@ -578,103 +346,12 @@ pub fn simulate(
         resume,
         manifest: opts.manifest.clone().unwrap_or_default(),
     };
-
-    // The observers, in the order they are called.
-    let write_vtk = !opts.no_vtk && s.output.vtk;
-    let mut observers: Vec<Box<dyn Observer>> = Vec::new();
-    if let Some(f) = Faults::from_env()? {
-        observers.push(Box::new(f));
-    }
-    if write_vtk {
-        observers.push(Box::new(Frames));
-    }
-    let checkpoints = agree(comm, Checkpoints::new(opts, s, pm.fingerprint()))?;
-    if let Some(c) = &checkpoints {
-        let claim = if comm.is_root() { c.claim(opts.run_id.as_deref(), opts.restart.as_deref()) } else { Ok(()) };
-        agree(comm, claim)?;
-    }
-    if let Some(g) = &s.gauges {
-        // A restart continues the gauges of the run that wrote the checkpoint, which may have
-        // written them to another output directory.
-        let earlier = setup.earlier_output.unwrap_or(&s.output.dir).join(crate::output::gauges::FILE);
-        let at = resume.map(|r| (r.time, earlier.as_path()));
-        let recorder = if part.piece {
-            let centroid = &pm.topo.cell_centroid[..part.global.len()];
-            GaugeRecorder::new_on_piece(comm, &s.output.dir, g, &pm.mesh, centroid, &part.global, at)
-        } else {
-            GaugeRecorder::new(comm, &s.output.dir, g, &pm.mesh, &pm.topo.cell_centroid, &part.global, at)
-        };
-        let recorder = agree(comm, recorder)?.in_f32(opts.precision == Precision::F32);
-        let before = resume.map_or(&[][..], |r| &r.boundary_budget[..]);
-        let mut gauges = Gauges::new(recorder.with_boundaries(comm, g, &setup.boundaries, before)?);
-        if resume.is_some() {
-            gauges.resume(&mut run, backend.as_mut(), first_step, t_start)?;
-        }
-        observers.push(Box::new(gauges));
-        agree(comm, run.manifest.record(crate::output::gauges::FILE))?;
-    }
-    if let Some(m) = &s.output.max_maps {
-        let from = match (resume, &opts.resume_dir) {
-            (Some(r), Some(dir)) => Some((dir.as_path(), r.ranks, r.step, r.cells)),
-            _ => None,
-        };
-        maxmaps::begin(comm, backend.as_mut(), m, from, &part.global)?;
-        observers.push(Box::new(maxmaps::MaxMaps));
-    }
-    if s.output.netcdf {
-        let nc = netcdf::NetCdf::new(&run, frame_format(s, opts.precision).f32)?;
-        observers.push(Box::new(nc));
-        agree(comm, run.manifest.record(&netcdf::file_name(&s.name)))?;
-    }
-    if let Some(c) = checkpoints {
-        observers.push(Box::new(c));
-    }
-    // Last: a step every other observer has seen is where a Ctrl-C stops the run.
-    if comm.size() == 1 {
-        observers.push(Box::new(interrupt::Interrupt::arm()));
-    }
-    // The halo's path, once the observers are known: NCCL pays off in the device-resident
-    // loop; with the host driving every step (gauges, max maps, step-counted checkpoints,
-    // open boundaries, kernel timing) the host-staged exchange is faster (BENCHMARKS.md);
-    // second order goes from GPU to GPU by the GPUs' own stores only.
-    let resident = !opts.kernel_timing
-        && default_device_steps() > 1
-        && !observers.iter().any(|o| o.every_step())
-        && setup.boundaries.all_walls();
-    let mut via = None;
-    let mut edges: Box<dyn EdgePass + '_> = match (&part.submesh, comm.messages()) {
-        (Some(sub), Some(messages)) if comm.size() > 1 => {
-            let plan = sub.halo_plan();
-            match device_exchange(opts, comm, backend.as_mut(), &plan, resident)? {
-                Some(what) => {
-                    via = Some(what);
-                    Box::new(DeviceExchange { mode: opts.exchange })
-                }
-                None => {
-                    via = Some("host".to_string());
-                    Box::new(Halo::new(messages, opts.exchange, plan, backend.cell_bytes()))
-                }
-            }
-        }
-        _ => Box::new(AllEdges),
-    };
-    let progress = crate::app::progress::Progress::new(t_start, first_step, s.time.end, opts.quiet || !comm.is_root());
-    let ranks_note = if comm.size() > 1 {
-        let through = via.as_deref().unwrap_or("host");
-        format!(" x {} ranks ({:?} exchange", comm.size(), opts.exchange).to_lowercase()
-            + &format!(" through {through})")
-    } else {
-        String::new()
-    };
-    progress.println(&format!(
-        "{}: {} cells, {} edges, {} on {}{}",
-        s.name,
-        part.global_cells,
-        part.global_edges,
-        backend.precision(),
-        backend.describe(),
-        ranks_note
-    ));
+    let mut observers = observers(setup, opts, &mut run, backend.as_mut())?;
+    // The halo's path, once the observers are known.
+    let host_every_step = observers.iter().any(|o| o.every_step());
+    let resident = exchange::device_resident(opts, host_every_step, setup.boundaries.all_walls());
+    let (mut edges, via) = exchange::edge_pass(opts, comm, backend.as_mut(), part.submesh.as_ref(), resident)?;
+    let progress = progress_line(&run, &*backend, opts, via.as_deref(), t_start, first_step);
     observers.push(Box::new(ProgressLine(progress)));
 
     if resume.is_none() {
@@ -686,28 +363,26 @@ pub fn simulate(
     }
     let outputs = s.output_times();
     let done = outputs.iter().filter(|&&x| x <= t_start).count();
+    let writes_frames = (!opts.no_vtk && s.output.vtk) || s.gauges.is_some() || s.output.netcdf;
     // The deepest water the mesh holds, for the speed limit of the health checks.
     let water_depth = max_over_ranks(comm, setup.depth.iter().copied().fold(0.0, f64::max));
     let plan = Schedule {
         t_start,
         t_end: s.time.end,
         gamma: s.physics.gamma,
-        outputs: if write_vtk || s.gauges.is_some() || s.output.netcdf { &outputs[done..] } else { &[] },
+        outputs: if writes_frames { &outputs[done..] } else { &[] },
         first_output_index: 1 + done,
         // `--max-steps` counts this process's steps: on a restart from step N the loop's
         // step numbers start at N, and a smaller limit silently did nothing (issue 46).
         max_steps: opts.max_steps.map(|m| first_step.saturating_add(m)),
         first_step,
-        device_steps: 1,
+        // Observers that look at every step keep the host driving every step. So do open,
+        // forced and discharge boundaries: the GPU backend declines the device-resident loop
+        // when any boundary is not a wall (`CudaBackend::host_driven_boundaries`: tides,
+        // series and the per-tag mass budget are host-evaluated or launched per step, outside
+        // the CUDA graphs).
+        device_steps: if host_every_step { 1 } else { default_device_steps() },
         watch: opts.watch(&s.physics, water_depth),
-    };
-    // Observers that look at every step keep the host driving every step. So do open, forced
-    // and discharge boundaries: the GPU backend declines the device-resident loop when any
-    // boundary is not a wall (`CudaBackend::host_driven_boundaries`: tides, series and the
-    // per-tag mass budget are host-evaluated or launched per step, outside the CUDA graphs).
-    let plan = Schedule {
-        device_steps: if observers.iter().any(|o| o.every_step()) { 1 } else { default_device_steps() },
-        ..plan
     };
     // The last output written: (index, time); frame `done` is the last one before this
     // process started (frame 0 at t = 0 for a new run).
@@ -740,24 +415,46 @@ pub fn simulate(
         }
         Ok(())
     });
+    let (result, interrupted) = wind_up(result, &mut observers, &mut run, backend.as_mut(), last_out, writes_frames);
+    drop(edges);
+    let ls = match result {
+        Ok(ls) => ls,
+        Err(e) => return Err(diagnose(e, backend.as_mut(), &run)),
+    };
+    let end = report::RunEnd { via, interrupted, setup_seconds, setup_cpu_seconds };
+    report::run_stats(&run, backend.as_mut(), opts, &setup.boundaries, &ls, end)
+}
+
+/// After the step loop: a Ctrl-C's stop taken as where the run ends, the state reached as
+/// the last frame where the loop stopped before the end (--max-steps, Ctrl-C), the max maps,
+/// and every observer's end; then every observer finishes, whatever happened. Returns the
+/// loop's figures and, after a Ctrl-C, what stopped it.
+fn wind_up(
+    result: Result<LoopStats>,
+    observers: &mut [Box<dyn Observer>],
+    run: &mut RunContext,
+    b: &mut dyn Backend,
+    last_out: (usize, f64),
+    writes_frames: bool,
+) -> (Result<LoopStats>, Option<String>) {
+    let (comm, s) = (run.comm, run.scenario);
     // Ctrl-C: the run ends where the signal found it, as at --max-steps below, and says so.
     let mut interrupted = None;
     let result = match result {
         Err(e) if e.downcast_ref::<interrupt::Interrupted>().is_some() => {
             let i = e.downcast::<interrupt::Interrupted>().expect("checked");
-            let ls = crate::solver::stepper::LoopStats { steps: i.step, time: i.time, ..Default::default() };
-            interrupted = Some(i);
-            Ok(ls)
+            interrupted = Some(i.to_string());
+            Ok(LoopStats { steps: i.step, time: i.time, ..Default::default() })
         }
         r => r,
     };
     // Stopped before the end (--max-steps): the state reached is the run's last frame, with
     // its gauge row, so the output ends where the run did.
     let result = result.and_then(|ls| {
-        if ls.time < s.time.end && ls.time > last_out.1 && (write_vtk || s.gauges.is_some() || s.output.netcdf) {
+        if ls.time < s.time.end && ls.time > last_out.1 && writes_frames {
             let clock = Instant::now();
             for o in observers.iter_mut() {
-                o.output(&mut run, backend.as_mut(), last_out.0 + 1, ls.time, ls.steps)?;
+                o.output(run, b, last_out.0 + 1, ls.time, ls.steps)?;
             }
             run.record.output_seconds += clock.elapsed().as_secs_f64();
         }
@@ -767,13 +464,13 @@ pub fn simulate(
     let result = result.and_then(|ls| {
         if s.output.max_maps.is_some() {
             let clock = Instant::now();
-            let files = maxmaps::write(&run, backend.as_mut())?;
+            let files = maxmaps::write(run, b)?;
             agree(comm, run.manifest.record_all(&files))?;
             run.record.output_seconds += clock.elapsed().as_secs_f64();
         }
         let clock = Instant::now();
         for o in observers.iter_mut() {
-            o.end(&mut run, backend.as_mut())?;
+            o.end(run, b)?;
         }
         run.record.output_seconds += clock.elapsed().as_secs_f64();
         Ok(ls)
@@ -781,104 +478,102 @@ pub fn simulate(
     for o in observers.iter_mut() {
         o.finish();
     }
-    drop(edges);
-    let ls = match result {
-        Ok(ls) => ls,
-        Err(e) => return Err(diagnose(e, backend.as_mut(), &run)),
-    };
+    (result, interrupted)
+}
 
-    // A rank's piece holds the owned side of its walls only among the edges it processes
-    // (after them come the first ring's own, at second order): every wall once over the ranks.
-    let processed = match &part.submesh {
-        Some(sub) if part.piece => &pm.topo.edge_cells[sub.pass_edges()],
-        _ => &pm.topo.edge_cells[..],
+/// The progress bar or log lines, opened with the run's first line: its name, size,
+/// precision and device, and on several ranks how their halo goes (`via`).
+fn progress_line(
+    run: &RunContext,
+    b: &dyn Backend,
+    opts: &RunOptions,
+    via: Option<&str>,
+    t: f64,
+    step: u64,
+) -> Progress {
+    let (comm, s, part) = (run.comm, run.scenario, run.part);
+    let progress = Progress::new(t, step, s.time.end, opts.quiet || !comm.is_root());
+    let ranks_note = if comm.size() > 1 {
+        let through = via.unwrap_or("host");
+        format!(" x {} ranks ({:?} exchange", comm.size(), opts.exchange).to_lowercase()
+            + &format!(" through {through})")
+    } else {
+        String::new()
     };
-    let count_walls = || processed.iter().filter(|c| c[1] == crate::mesh::NO_CELL).count();
-    let walls = if part.piece { comm.sum_u64(count_walls() as u64) as usize } else { count_walls() };
-    let float_bytes = opts.precision.float_bytes();
-    let kernels = backend
-        .kernel_seconds()?
-        .into_iter()
-        .map(|(name, seconds, launches)| {
-            let bytes = kernel_bytes(name, part.layout_cells, backend.num_edges(), walls, float_bytes);
-            KernelStat {
-                name: name.into(),
-                seconds,
-                launches,
-                bytes_per_launch: bytes,
-                bandwidth: bytes * launches as f64 / seconds.max(1e-12),
-            }
-        })
-        .collect();
-    let end_state = agree(comm, backend.state())?;
-    let (m1_end, m2_end) = layer_masses(&end_state, &part.area);
-    let cells = part.global_cells;
-    let steps_here = ls.steps - first_step;
-    // Per-rank phase times, and the slowest rank's stepping time (the run's).
-    let per_rank = comm.all_gather_f64(&[&ls.phases.to_array()[..], &[ls.stepping_seconds]].concat());
-    let width = PhaseTimes::NAMES.len() + 1;
-    let phases_per_rank: Vec<PhaseTimes> = per_rank.chunks(width).map(PhaseTimes::from_slice).collect();
-    let stepping_seconds = per_rank.chunks(width).map(|c| c[width - 1]).fold(0.0, f64::max);
-    let r = &run.record;
-    let fallbacks = comm.sum_u64(backend.fallbacks()?) + r.fallbacks_before;
-    let budget = report::total_budget(comm, &agree(comm, backend.boundary_budget())?, &r.budget_before);
-    let (m1_start, m2_start, m1, m2) =
-        (r.mass_layer1_start, r.mass_layer2_start, comm.sum_f64(m1_end), comm.sum_f64(m2_end));
-    let boundaries = report::tag_budgets(&setup.boundaries, &budget);
-    let balance = |start: f64, end: f64, layer: usize| {
-        let (i, o) = budget.iter().fold((0.0, 0.0), |(i, o), b| (i + b[2 * layer], o + b[2 * layer + 1]));
-        start + i - o - end
-    };
-    let (residual1, residual2) =
-        if budget.is_empty() { (None, None) } else { (Some(balance(m1_start, m1, 0)), Some(balance(m2_start, m2, 1))) };
-    let checksum = comm.sum_u64(state_checksum(&part.global, &end_state));
-    Ok(RunStats {
-        name: s.name.clone(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        cells,
-        edges: part.global_edges,
-        steps: ls.steps,
-        t_end: ls.time,
-        dt_min: if r.dt_min.is_finite() { r.dt_min } else { 0.0 },
-        dt_max: r.dt_max,
-        dt_min_clipped: r.dt_min_clipped.is_finite().then_some(r.dt_min_clipped),
-        clipped_steps: r.clipped_steps,
-        stepping_seconds,
-        output_seconds: r.output_seconds,
-        cell_updates_per_second: cells as f64 * steps_here as f64 / stepping_seconds.max(1e-12),
-        mass_layer1_start: r.mass_layer1_start,
-        mass_layer1_end: m1,
-        mass_layer2_start: r.mass_layer2_start,
-        mass_layer2_end: m2,
-        boundaries,
-        mass_balance_layer1: residual1,
-        mass_balance_layer2: residual2,
-        restarted_from: resume.map(|r| r.step),
-        output_dir: s.output.dir.clone(),
-        hyperbolicity_fallbacks: fallbacks,
-        hyperbolicity_fallback_fraction: fallbacks as f64 / (ls.steps as f64 * part.global_edges as f64).max(1.0),
-        backend: backend.name().into(),
-        device: backend.describe(),
-        precision: backend.precision().into(),
-        threads: if backend.name() == "cpu" { rayon::current_num_threads() } else { 1 },
-        ranks: comm.size(),
-        exchange: (comm.size() > 1).then_some(opts.exchange),
-        gpu_exchange: via,
-        phases: PhaseTimes::mean(&phases_per_rank),
-        phases_per_rank: if comm.size() > 1 { phases_per_rank } else { Vec::new() },
-        outputs: if write_vtk { run.series.frames().len() } else { 0 },
-        state_checksum: format!("{checksum:016x}"),
-        kernels,
-        setup_seconds_per_rank: comm.all_gather_f64(&[setup_seconds]),
-        setup_cpu_seconds_per_rank: comm.all_gather_f64(&[setup_cpu_seconds]),
-        peak_memory_per_rank: comm
-            .all_gather_f64(&[crate::util::memory::peak_resident().unwrap_or(0) as f64])
-            .into_iter()
-            .map(|b| b as u64)
-            .collect(),
-        interrupted: interrupted.map(|i| i.to_string()),
-        ..Default::default()
-    })
+    progress.println(&format!(
+        "{}: {} cells, {} edges, {} on {}{}",
+        s.name,
+        part.global_cells,
+        part.global_edges,
+        b.precision(),
+        b.describe(),
+        ranks_note
+    ));
+    progress
+}
+
+/// The observers of the step loop, in the order they are called (the progress line, which
+/// needs the halo's path, comes last but one: [`simulate`] adds it). Collective.
+fn observers(
+    setup: &Setup,
+    opts: &RunOptions,
+    run: &mut RunContext,
+    b: &mut dyn Backend,
+) -> Result<Vec<Box<dyn Observer>>> {
+    let (comm, s, pm, part, resume) = (run.comm, run.scenario, run.pm, run.part, run.resume);
+    let mut observers: Vec<Box<dyn Observer>> = Vec::new();
+    if let Some(f) = Faults::from_env()? {
+        observers.push(Box::new(f));
+    }
+    if !opts.no_vtk && s.output.vtk {
+        observers.push(Box::new(Frames));
+    }
+    let checkpoints = agree(comm, Checkpoints::new(opts, s, pm.fingerprint()))?;
+    if let Some(c) = &checkpoints {
+        let claim = if comm.is_root() { c.claim(opts.run_id.as_deref(), opts.restart.as_deref()) } else { Ok(()) };
+        agree(comm, claim)?;
+    }
+    if let Some(g) = &s.gauges {
+        // A restart continues the gauges of the run that wrote the checkpoint, which may have
+        // written them to another output directory.
+        let earlier = setup.earlier_output.unwrap_or(&s.output.dir).join(crate::output::gauges::FILE);
+        let at = resume.map(|r| (r.time, earlier.as_path()));
+        let recorder = if part.piece {
+            let centroid = &pm.topo.cell_centroid[..part.global.len()];
+            GaugeRecorder::new_on_piece(comm, &s.output.dir, g, &pm.mesh, centroid, &part.global, at)
+        } else {
+            GaugeRecorder::new(comm, &s.output.dir, g, &pm.mesh, &pm.topo.cell_centroid, &part.global, at)
+        };
+        let recorder = agree(comm, recorder)?.in_f32(opts.precision == Precision::F32);
+        let before = resume.map_or(&[][..], |r| &r.boundary_budget[..]);
+        let mut gauges = Gauges::new(recorder.with_boundaries(comm, g, &setup.boundaries, before)?);
+        if let Some(r) = resume {
+            gauges.resume(run, b, r.step, r.time)?;
+        }
+        observers.push(Box::new(gauges));
+        agree(comm, run.manifest.record(crate::output::gauges::FILE))?;
+    }
+    if let Some(m) = &s.output.max_maps {
+        let from = match (resume, &opts.resume_dir) {
+            (Some(r), Some(dir)) => Some((dir.as_path(), r.ranks, r.step, r.cells)),
+            _ => None,
+        };
+        maxmaps::begin(comm, b, m, from, &part.global)?;
+        observers.push(Box::new(maxmaps::MaxMaps));
+    }
+    if s.output.netcdf {
+        let nc = netcdf::NetCdf::new(run, frame_format(s, opts.precision).f32)?;
+        observers.push(Box::new(nc));
+        agree(comm, run.manifest.record(&netcdf::file_name(&s.name)))?;
+    }
+    if let Some(c) = checkpoints {
+        observers.push(Box::new(c));
+    }
+    // Last: a step every other observer has seen is where a Ctrl-C stops the run.
+    if comm.size() == 1 {
+        observers.push(Box::new(interrupt::Interrupt::arm()));
+    }
+    Ok(observers)
 }
 
 /// What the frames hold: the scenario's `output.fields`, `output.precision` (default: the

@@ -7,7 +7,7 @@ use crate::app::progress::Progress;
 use crate::app::PreparedMesh;
 use crate::comm::{agree, Comm};
 use crate::output::checkpoint::Meta;
-use crate::output::gauges::GaugeRecorder;
+use crate::output::gauges::{GaugeRecorder, GaugeSource};
 use crate::output::manifest::Manifest;
 use crate::output::series::{Piece, Series};
 use crate::scenario::Scenario;
@@ -32,6 +32,38 @@ pub struct RunRecord {
     pub budget_before: Vec<[f64; 4]>,
     /// Seconds spent writing frames and gauges.
     pub output_seconds: f64,
+}
+
+impl RunRecord {
+    /// A new run's, from the layers' masses at the start.
+    pub fn new(mass_layer1_start: f64, mass_layer2_start: f64) -> RunRecord {
+        RunRecord {
+            dt_min: f64::INFINITY,
+            dt_max: 0.0,
+            dt_min_clipped: f64::INFINITY,
+            clipped_steps: 0,
+            mass_layer1_start,
+            mass_layer2_start,
+            fallbacks_before: 0,
+            budget_before: vec![],
+            output_seconds: 0.0,
+        }
+    }
+
+    /// A restart's, as its checkpoint carries it.
+    pub fn resumed(r: &Meta) -> RunRecord {
+        RunRecord {
+            dt_min: r.dt_min,
+            dt_max: r.dt_max,
+            dt_min_clipped: r.dt_min_clipped.unwrap_or(f64::INFINITY),
+            clipped_steps: r.clipped_steps,
+            mass_layer1_start: r.mass_layer1_start,
+            mass_layer2_start: r.mass_layer2_start,
+            fallbacks_before: r.hyperbolicity_fallbacks,
+            budget_before: r.boundary_budget.clone(),
+            output_seconds: 0.0,
+        }
+    }
 }
 
 /// What every observer may read or add to.
@@ -118,7 +150,7 @@ impl Gauges {
     /// A restart: the state it starts from is the first end of the next interpolation.
     pub fn resume(&mut self, run: &mut RunContext, b: &mut dyn Backend, step: u64, time: f64) -> Result<()> {
         let depth = &run.part.depth;
-        self.recorder.prime(run.comm, b, step, time, &|l| depth[l])
+        self.recorder.prime(run.comm, &mut Reading(b), step, time, &|l| depth[l])
     }
 }
 
@@ -128,15 +160,27 @@ impl Observer for Gauges {
     }
     fn start(&mut self, run: &mut RunContext, b: &mut dyn Backend) -> Result<()> {
         let depth = &run.part.depth;
-        self.recorder.advance(run.comm, b, 0, 0.0, true, &|l| depth[l])
+        self.recorder.advance(run.comm, &mut Reading(b), 0, 0.0, true, &|l| depth[l])
     }
     fn output(&mut self, run: &mut RunContext, b: &mut dyn Backend, _index: usize, time: f64, step: u64) -> Result<()> {
         let depth = &run.part.depth;
-        self.recorder.advance(run.comm, b, step, time, true, &|l| depth[l])
+        self.recorder.advance(run.comm, &mut Reading(b), step, time, true, &|l| depth[l])
     }
     fn step(&mut self, run: &mut RunContext, b: &mut dyn Backend, done: StepDone) -> Result<()> {
         let depth = &run.part.depth;
-        self.recorder.advance(run.comm, b, done.step, done.time, false, &|l| depth[l])
+        self.recorder.advance(run.comm, &mut Reading(b), done.step, done.time, false, &|l| depth[l])
+    }
+}
+
+/// The backend as the gauges read it (`output` knows nothing of the solver).
+struct Reading<'a>(&'a mut dyn Backend);
+
+impl GaugeSource for Reading<'_> {
+    fn read_cells(&mut self, cells: &[usize]) -> Result<Vec<crate::physics::CellState>> {
+        self.0.read_cells(cells)
+    }
+    fn boundary_budget(&mut self) -> Result<Vec<[f64; 4]>> {
+        self.0.boundary_budget()
     }
 }
 

@@ -3,7 +3,8 @@
 //! of the chosen kind and precision over the rank's layout. The precision is decided here
 //! and goes no further: everything above sees a `dyn Backend`.
 
-use super::{BackendChoice, Precision, RunOptions, Setup};
+use super::options::{BackendChoice, Precision, RunOptions};
+use super::Setup;
 use crate::app::PreparedMesh;
 use crate::comm::{agree, Comm};
 use crate::mesh::Mesh;

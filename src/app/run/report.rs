@@ -1,13 +1,20 @@
-//! What a run reports at its end: the statistics, an order-independent checksum of the
-//! state, the layer masses, and the blow-up report when the state went unphysical.
+//! What a run reports at its end: the statistics (`stats.json`, [`run_stats`]), an
+//! order-independent checksum of the state, the layer masses, and the blow-up report when
+//! the state went unphysical.
 
 use super::observers::RunContext;
+use super::options::RunOptions;
+use crate::app::stats::{KernelStat, RunStats};
 use crate::comm::{agree, Comm};
-use crate::physics::CellState;
-use crate::solver::stepper::BlowUp;
+use crate::mesh::NO_CELL;
+use crate::physics::{Boundaries, CellState};
+use crate::solver::exchange::PhaseTimes;
+use crate::solver::layout::kernel_bytes;
+use crate::solver::stepper::{BlowUp, LoopStats};
 use crate::solver::watch::{cell_speed, WentWrong, OPT_OUT};
 use crate::solver::Backend;
-use anyhow::anyhow;
+use crate::util::memory::peak_resident;
+use anyhow::{anyhow, Result};
 
 /// Mass of each layer: sum of thickness times area.
 pub fn layer_masses(state: &[CellState], area: &[f64]) -> (f64, f64) {
@@ -162,10 +169,7 @@ pub fn total_budget(comm: &dyn Comm, mine: &[[f64; 4]], before: &[[f64; 4]]) -> 
 }
 
 /// The budget per tag for `stats.json` (entry 0, the walls, left out: nothing crosses them).
-pub fn tag_budgets(
-    table: &crate::solver::layout::Boundaries,
-    budget: &[[f64; 4]],
-) -> Vec<crate::app::stats::TagBudget> {
+pub fn tag_budgets(table: &Boundaries, budget: &[[f64; 4]]) -> Vec<crate::app::stats::TagBudget> {
     budget
         .iter()
         .enumerate()
@@ -179,4 +183,121 @@ pub fn tag_budgets(
             layer2_out: b[3],
         })
         .collect()
+}
+
+/// What the driver knows of a run's end beyond the loop's own figures, for [`run_stats`].
+pub struct RunEnd {
+    /// What carried the halo on several ranks ("host", "nccl 2.28.3").
+    pub via: Option<String>,
+    /// Why the run stopped before its end (Ctrl-C), if it did.
+    pub interrupted: Option<String>,
+    /// This rank's set-up before the first step: wall-clock and CPU seconds.
+    pub setup_seconds: f64,
+    pub setup_cpu_seconds: f64,
+}
+
+/// The run's `stats.json` (collective): the loop's figures `ls`, the masses and the boundary
+/// budget at the end, each kernel's time and bandwidth, the phase times of every rank.
+pub fn run_stats(
+    run: &RunContext,
+    b: &mut dyn Backend,
+    opts: &RunOptions,
+    boundaries: &Boundaries,
+    ls: &LoopStats,
+    end: RunEnd,
+) -> Result<RunStats> {
+    let (comm, s, pm, part) = (run.comm, run.scenario, run.pm, run.part);
+    let first_step = run.resume.map_or(0, |r| r.step);
+    // A rank's piece holds the owned side of its walls only among the edges it processes
+    // (after them come the first ring's own, at second order): every wall once over the ranks.
+    let processed = match &part.submesh {
+        Some(sub) if part.piece => &pm.topo.edge_cells[sub.pass_edges()],
+        _ => &pm.topo.edge_cells[..],
+    };
+    let count_walls = || processed.iter().filter(|c| c[1] == NO_CELL).count();
+    let walls = if part.piece { comm.sum_u64(count_walls() as u64) as usize } else { count_walls() };
+    let float_bytes = opts.precision.float_bytes();
+    let kernels = b
+        .kernel_seconds()?
+        .into_iter()
+        .map(|(name, seconds, launches)| {
+            let bytes = kernel_bytes(name, part.layout_cells, b.num_edges(), walls, float_bytes);
+            KernelStat {
+                name: name.into(),
+                seconds,
+                launches,
+                bytes_per_launch: bytes,
+                bandwidth: bytes * launches as f64 / seconds.max(1e-12),
+            }
+        })
+        .collect();
+    let end_state = agree(comm, b.state())?;
+    let (m1_end, m2_end) = layer_masses(&end_state, &part.area);
+    let cells = part.global_cells;
+    let steps_here = ls.steps - first_step;
+    // Per-rank phase times, and the slowest rank's stepping time (the run's).
+    let per_rank = comm.all_gather_f64(&[&ls.phases.to_array()[..], &[ls.stepping_seconds]].concat());
+    let width = PhaseTimes::NAMES.len() + 1;
+    let phases_per_rank: Vec<PhaseTimes> = per_rank.chunks(width).map(PhaseTimes::from_slice).collect();
+    let stepping_seconds = per_rank.chunks(width).map(|c| c[width - 1]).fold(0.0, f64::max);
+    let r = &run.record;
+    let fallbacks = comm.sum_u64(b.fallbacks()?) + r.fallbacks_before;
+    let budget = total_budget(comm, &agree(comm, b.boundary_budget())?, &r.budget_before);
+    let (m1_start, m2_start, m1, m2) =
+        (r.mass_layer1_start, r.mass_layer2_start, comm.sum_f64(m1_end), comm.sum_f64(m2_end));
+    let boundaries = tag_budgets(boundaries, &budget);
+    let balance = |start: f64, end: f64, layer: usize| {
+        let (i, o) = budget.iter().fold((0.0, 0.0), |(i, o), b| (i + b[2 * layer], o + b[2 * layer + 1]));
+        start + i - o - end
+    };
+    let (residual1, residual2) =
+        if budget.is_empty() { (None, None) } else { (Some(balance(m1_start, m1, 0)), Some(balance(m2_start, m2, 1))) };
+    let checksum = comm.sum_u64(state_checksum(&part.global, &end_state));
+    Ok(RunStats {
+        name: s.name.clone(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        cells,
+        edges: part.global_edges,
+        steps: ls.steps,
+        t_end: ls.time,
+        dt_min: if r.dt_min.is_finite() { r.dt_min } else { 0.0 },
+        dt_max: r.dt_max,
+        dt_min_clipped: r.dt_min_clipped.is_finite().then_some(r.dt_min_clipped),
+        clipped_steps: r.clipped_steps,
+        stepping_seconds,
+        output_seconds: r.output_seconds,
+        cell_updates_per_second: cells as f64 * steps_here as f64 / stepping_seconds.max(1e-12),
+        mass_layer1_start: r.mass_layer1_start,
+        mass_layer1_end: m1,
+        mass_layer2_start: r.mass_layer2_start,
+        mass_layer2_end: m2,
+        boundaries,
+        mass_balance_layer1: residual1,
+        mass_balance_layer2: residual2,
+        restarted_from: run.resume.map(|r| r.step),
+        output_dir: s.output.dir.clone(),
+        hyperbolicity_fallbacks: fallbacks,
+        hyperbolicity_fallback_fraction: fallbacks as f64 / (ls.steps as f64 * part.global_edges as f64).max(1.0),
+        backend: b.name().into(),
+        device: b.describe(),
+        precision: b.precision().into(),
+        threads: if b.name() == "cpu" { rayon::current_num_threads() } else { 1 },
+        ranks: comm.size(),
+        exchange: (comm.size() > 1).then_some(opts.exchange),
+        gpu_exchange: end.via,
+        phases: PhaseTimes::mean(&phases_per_rank),
+        phases_per_rank: if comm.size() > 1 { phases_per_rank } else { Vec::new() },
+        outputs: if !opts.no_vtk && s.output.vtk { run.series.frames().len() } else { 0 },
+        state_checksum: format!("{checksum:016x}"),
+        kernels,
+        setup_seconds_per_rank: comm.all_gather_f64(&[end.setup_seconds]),
+        setup_cpu_seconds_per_rank: comm.all_gather_f64(&[end.setup_cpu_seconds]),
+        peak_memory_per_rank: comm
+            .all_gather_f64(&[peak_resident().unwrap_or(0) as f64])
+            .into_iter()
+            .map(|b| b as u64)
+            .collect(),
+        interrupted: end.interrupted,
+        ..Default::default()
+    })
 }

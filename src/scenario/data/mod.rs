@@ -10,6 +10,7 @@ mod geotiff;
 mod grid;
 mod netcdf;
 mod netcdf4;
+mod netcdf_source;
 mod points;
 
 pub use grid::Grid;

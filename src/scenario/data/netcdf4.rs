@@ -3,7 +3,7 @@
 //! to run, and says what to install when one is needed. `PYCNO_LIBNETCDF` names the library
 //! file to load instead of the system's.
 
-use super::netcdf::{Source, VarInfo};
+use super::netcdf_source::{Source, VarInfo};
 use anyhow::{anyhow, bail, Result};
 use libloading::Library;
 use std::ffi::{c_char, c_int, CStr, CString};

@@ -29,8 +29,7 @@ pub use device::{copy_bandwidth, device_count, probe};
 pub use launch::CudaReal;
 
 use super::backend::{Backend, Cells, DeviceBatch, DeviceSteps, Health, StepContext};
-use super::cpu::check_slots;
-use super::layout::{budget_per_entry, Layout};
+use super::layout::{budget_per_entry, check_slots, Layout};
 use crate::physics::extremes::{Arrival, WIDTH};
 use crate::physics::{Boundary, BoundaryKind, BoundarySpec, CellState, Model, Reference, StoredCell};
 use anyhow::{anyhow, bail, Context, Result};
