@@ -388,6 +388,16 @@ impl<T: Real> Backend for CpuBackend<T> {
         }
         Ok(budget_per_entry(&self.open, &self.budget, self.lay.specs.len()))
     }
+    fn boundary_edges(&mut self) -> Result<super::backend::EdgeBudgets> {
+        Ok((self.open.clone(), self.budget.clone()))
+    }
+    fn set_boundary_edges(&mut self, per_edge: &[[f64; 4]]) -> Result<()> {
+        if per_edge.len() != self.budget.len() {
+            bail!("{} boundary edge budgets for {} open boundary edges", per_edge.len(), self.budget.len());
+        }
+        self.budget.copy_from_slice(per_edge);
+        Ok(())
+    }
     fn state(&mut self) -> Result<Vec<CellState>> {
         Ok(self.lay.host_state())
     }

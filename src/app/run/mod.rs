@@ -30,6 +30,7 @@ use crate::solver::exchange::{
 use crate::solver::layout::kernel_bytes;
 use crate::solver::stepper::{default_device_steps, step_loop_with, Event, Schedule};
 use crate::solver::watch::Watch;
+use crate::solver::Backend;
 use crate::util::atomic::write_bytes_atomic;
 use crate::util::memory::check_run_fits;
 use anyhow::{anyhow, bail, Context, Result};
@@ -511,6 +512,41 @@ fn device_exchange(
 
 /// The time loop of a prepared run on this rank (`submesh`: its part of a multi-rank run),
 /// with its observers; `pycno bench` calls it too.
+/// A restart: set each open boundary edge's budget to the checkpoint's (its
+/// `budget_RRRRR.bin` files), so that the sums go on as in the uninterrupted run. False, with
+/// every edge left at zero, when the checkpoint has no such files (an earlier pycno's) or does
+/// not hold one of this run's edges. Collective.
+fn restore_boundary_edges(
+    comm: &dyn Comm,
+    b: &mut dyn Backend,
+    dir: &Path,
+    meta: &crate::output::checkpoint::Meta,
+    global: &[u32],
+) -> Result<bool> {
+    let (open, _) = agree(comm, b.boundary_edges())?;
+    if comm.sum_u64(open.len() as u64) == 0 {
+        return Ok(false);
+    }
+    let Some(all) = agree(comm, crate::output::budget::read_all(dir, meta.ranks, meta.step))? else {
+        return Ok(false);
+    };
+    let mine: Option<Vec<[f64; 4]>> =
+        open.iter().map(|&[c, s, e]| all.get(&(global[c as usize], s as u32, e as u32)).copied()).collect();
+    // Every edge of the checkpoint is some rank's edge now, and every rank found its own.
+    let found = comm.sum_u64(mine.as_ref().map_or(0, |m| m.len()) as u64);
+    let complete = comm.min_f64(if mine.is_some() { 1.0 } else { 0.0 }) == 1.0;
+    if !complete || found != all.len() as u64 {
+        log::warn!(
+            "checkpoint {}: its boundary budget files do not match this run's open boundary edges; the budget \
+             continues from its totals (equal to rounding)",
+            dir.display()
+        );
+        return Ok(false);
+    }
+    agree(comm, b.set_boundary_edges(&mine.unwrap_or_default()))?;
+    Ok(true)
+}
+
 pub fn simulate(
     setup: &Setup,
     opts: &RunOptions,
@@ -527,6 +563,19 @@ pub fn simulate(
     let cell_id: Vec<i64> = part.global.iter().map(|&g| g as i64).collect();
     let rank_field = vec![comm.rank() as i32; part.global.len()];
     let (t_start, first_step) = resume.map_or((0.0, 0), |r| (r.time, r.step));
+    // What the backends' boundary budgets do not hold: on a restart, the checkpoint's totals,
+    // or only what it carried itself when its edges' sums are restored.
+    let budget_before = match (resume, &opts.resume_dir) {
+        (Some(r), Some(dir)) => {
+            if restore_boundary_edges(comm, backend.as_mut(), dir, r, &part.global)? {
+                r.boundary_budget_carried.clone()
+            } else {
+                r.boundary_budget.clone()
+            }
+        }
+        (Some(r), None) => r.boundary_budget.clone(),
+        (None, _) => vec![],
+    };
     let record = match resume {
         Some(r) => RunRecord {
             dt_min: r.dt_min,
@@ -536,7 +585,7 @@ pub fn simulate(
             mass_layer1_start: r.mass_layer1_start,
             mass_layer2_start: r.mass_layer2_start,
             fallbacks_before: r.hyperbolicity_fallbacks,
-            budget_before: r.boundary_budget.clone(),
+            budget_before: budget_before.clone(),
             output_seconds: 0.0,
         },
         None => {
@@ -596,7 +645,7 @@ pub fn simulate(
             GaugeRecorder::new(comm, &s.output.dir, g, &pm.mesh, &pm.topo.cell_centroid, &part.global, at)
         };
         let recorder = agree(comm, recorder)?.in_f32(opts.precision == Precision::F32);
-        let before = resume.map_or(&[][..], |r| &r.boundary_budget[..]);
+        let before = &budget_before[..];
         let mut gauges = Gauges::new(recorder.with_boundaries(comm, g, &setup.boundaries, before)?);
         if resume.is_some() {
             gauges.resume(&mut run, backend.as_mut(), first_step, t_start)?;

@@ -541,6 +541,28 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         Ok(budget_per_entry(&self.open, &per_edge, self.specs.len()))
     }
 
+    fn boundary_edges(&mut self) -> Result<crate::solver::backend::EdgeBudgets> {
+        let per_edge: Vec<[f64; 4]> = match &self.open_dev {
+            Some((_, budget)) => {
+                self.stream.clone_dtoh(budget)?.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect()
+            }
+            None => vec![],
+        };
+        Ok((self.open.clone(), per_edge))
+    }
+
+    fn set_boundary_edges(&mut self, per_edge: &[[f64; 4]]) -> Result<()> {
+        match &mut self.open_dev {
+            Some((_, budget)) if budget.len() == 4 * per_edge.len() => {
+                let flat: Vec<f64> = per_edge.iter().flatten().copied().collect();
+                self.stream.memcpy_htod(&flat, budget)?;
+                Ok(())
+            }
+            None if per_edge.is_empty() => Ok(()),
+            _ => bail!("{} boundary edge budgets for {} open boundary edges", per_edge.len(), self.open.len()),
+        }
+    }
+
     fn state(&mut self) -> Result<Vec<CellState>> {
         let cells = owned_stored(&self.stream, [&self.v1, &self.v2, &self.lo], self.n_owned)?;
         Ok(self.states(&cells))
