@@ -91,6 +91,9 @@ pub struct Meta {
     /// carried over); empty for none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub boundary_budget_carried: Vec<[f64; 4]>,
+    /// When and by which command the run started (`RunRecord::history`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<String>,
     /// The CRC-32 each rank file ends with, by rank: a rank file of another run or another
     /// checkpoint (same mesh, same step) is refused instead of resumed. Empty in checkpoints
     /// of an earlier pycno, which are read without this check.
@@ -597,6 +600,7 @@ mod tests {
             mass_layer1_start: 1.0,
             boundary_budget: vec![],
             boundary_budget_carried: vec![],
+            history: None,
             mass_layer2_start: 2.0,
             hyperbolicity_fallbacks: 0,
             rank_checksums: vec![],

@@ -324,6 +324,7 @@ impl Checkpoints {
                     hyperbolicity_fallbacks: fallbacks,
                     boundary_budget,
                     boundary_budget_carried: r.budget_before.clone(),
+                    history: r.history.clone(),
                     rank_checksums,
                 };
                 checkpoint::write_meta(&dir, &meta)?;

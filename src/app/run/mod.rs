@@ -512,6 +512,13 @@ fn device_exchange(
 
 /// The time loop of a prepared run on this rank (`submesh`: its part of a multi-rank run),
 /// with its observers; `pycno bench` calls it too.
+/// The run's start for the NetCDF file's `history` attribute: the time (UTC), the command
+/// line and pycno's version.
+fn history_line() -> String {
+    let args: Vec<String> = std::env::args().collect();
+    format!("{}: {} (pycno {})", crate::util::date::now_utc(), args.join(" "), env!("CARGO_PKG_VERSION"))
+}
+
 /// A restart: set each open boundary edge's budget to the checkpoint's (its
 /// `budget_RRRRR.bin` files), so that the sums go on as in the uninterrupted run. False, with
 /// every edge left at zero, when the checkpoint has no such files (an earlier pycno's) or does
@@ -587,6 +594,7 @@ pub fn simulate(
             fallbacks_before: r.hyperbolicity_fallbacks,
             budget_before: budget_before.clone(),
             output_seconds: 0.0,
+            history: r.history.clone(),
         },
         None => {
             let (a, b) = layer_masses(&agree(comm, backend.state())?, &part.area);
@@ -600,6 +608,7 @@ pub fn simulate(
                 fallbacks_before: 0,
                 budget_before: vec![],
                 output_seconds: 0.0,
+                history: Some(history_line()),
             }
         }
     };

@@ -32,6 +32,9 @@ pub struct RunRecord {
     pub budget_before: Vec<[f64; 4]>,
     /// Seconds spent writing frames and gauges.
     pub output_seconds: f64,
+    /// When and by which command the run started (the NetCDF file's `history`); a restart
+    /// keeps its checkpoint's (none from an earlier pycno's checkpoint, whose file has none).
+    pub history: Option<String>,
 }
 
 /// What every observer may read or add to.
