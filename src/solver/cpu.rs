@@ -407,7 +407,7 @@ impl<T: Real> Backend for CpuBackend<T> {
     fn previous_state(&mut self) -> Result<Vec<CellState>> {
         let (lay, n) = (&self.lay, self.lay.n_owned);
         let stored = |c: usize| StoredCell::from_records(&self.other[0][c], &self.other[1][c], &self.other_lo[c]);
-        Ok((0..n).map(|c| stored(c).state(lay.depth[c], &lay.reference)).collect())
+        Ok((0..n).map(|c| stored(c).state_in(lay.depth[c], &lay.reference, T::EPS.f64())).collect())
     }
     fn read_cells(&mut self, cells: &[usize]) -> Result<Vec<CellState>> {
         Ok(cells.iter().map(|&c| self.lay.cell_state(c)).collect())

@@ -349,7 +349,7 @@ impl<T: CudaReal> CudaBackend<T> {
 
     /// Thicknesses and momenta of owned cells given as stored.
     fn states(&self, cells: &[StoredCell]) -> Vec<CellState> {
-        cells.iter().zip(&self.depth).map(|(c, &d)| c.state(d, &self.reference)).collect()
+        cells.iter().zip(&self.depth).map(|(c, &d)| c.state_in(d, &self.reference, T::EPS.f64())).collect()
     }
 
     /// Whether any boundary is not a wall: then the host drives every step. The device-resident
@@ -583,7 +583,7 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
             let a = self.stream.clone_dtoh(&self.v1.slice(4 * c..4 * c + 4))?;
             let b = self.stream.clone_dtoh(&self.v2.slice(4 * c..4 * c + 4))?;
             let l = self.stream.clone_dtoh(&self.lo.slice(2 * c..2 * c + 2))?;
-            out.push(StoredCell::from_records(&a, &b, &l).state(self.depth[c], &self.reference));
+            out.push(StoredCell::from_records(&a, &b, &l).state_in(self.depth[c], &self.reference, T::EPS.f64()));
         }
         Ok(out)
     }
