@@ -34,11 +34,19 @@ const VERSION: &str = concat!(
 #[derive(Parser)]
 #[command(name = "pycno", version = VERSION, propagate_version = true, args_override_self = true)]
 struct Cli {
-    /// Worker threads for the CPU backend (default: all cores).
-    #[arg(long, global = true, allow_negative_numbers = true, value_parser = pycno::app::threads_arg)]
-    threads: Option<usize>,
+    #[command(flatten)]
+    threads: Threads,
     #[command(subcommand)]
     command: Command,
+}
+
+/// `--threads`, before the command or on the commands that compute (not a global option:
+/// `pycno example --help` and the like offered it, where it means nothing).
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+struct Threads {
+    /// Worker threads for the CPU backend (default: all cores).
+    #[arg(long, allow_negative_numbers = true, value_parser = pycno::app::threads_arg)]
+    threads: Option<usize>,
 }
 
 #[derive(Subcommand)]
@@ -125,6 +133,8 @@ enum Command {
         /// (the newest complete one). Works on any rank count and backend.
         #[arg(long, value_name = "DIR")]
         restart: Option<PathBuf>,
+        #[command(flatten)]
+        threads: Threads,
     },
     /// Make, check or convert a mesh: triangulate a scenario's domain or read a mesh file,
     /// check it, print its statistics and optionally write it (.msh, .node, .pmsh).
@@ -137,10 +147,17 @@ enum Command {
         /// Write the checked, reordered mesh here (format from the extension).
         #[arg(long)]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        threads: Threads,
     },
     /// Partition a mesh for a multi-rank run (METIS): a directory with a manifest, one file
     /// per rank and a VTK view; or check such a directory against the mesh (--check).
-    Partition(pycno::app::partition::PartitionArgs),
+    Partition {
+        #[command(flatten)]
+        args: pycno::app::partition::PartitionArgs,
+        #[command(flatten)]
+        threads: Threads,
+    },
     /// Benchmark the paper's dam break at several sizes (stepping time only).
     Bench {
         /// Cell counts, comma-separated.
@@ -168,6 +185,8 @@ enum Command {
         /// host-driven steps on the GPU).
         #[arg(long, default_value_t = 1)]
         order: u32,
+        #[command(flatten)]
+        threads: Threads,
     },
     /// Write a shipped example scenario to start from (with the mesh files it reads); with
     /// no NAME, list them.
@@ -253,7 +272,14 @@ fn main() -> ExitCode {
 fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
     // Ranks that share a node share its cores.
     let (_, on_node) = comm.node_rank();
-    let threads = cli.threads.or_else(|| {
+    let here = match &cli.command {
+        Command::Run { threads, .. }
+        | Command::Mesh { threads, .. }
+        | Command::Partition { threads, .. }
+        | Command::Bench { threads, .. } => threads.threads,
+        _ => None,
+    };
+    let threads = here.or(cli.threads.threads).or_else(|| {
         (on_node > 1).then(|| (std::thread::available_parallelism().map_or(1, |n| n.get()) / on_node).max(1))
     });
     if let Some(n) = threads {
@@ -283,6 +309,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             checkpoint_keep,
             restart,
             overwrite,
+            ..
         } => {
             if let Some(seconds) = watchdog {
                 if !(seconds.is_finite() && seconds > 0.0 && seconds <= 1e7) {
@@ -330,7 +357,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 }
             }
         }
-        Command::Mesh { input, cells, out } => {
+        Command::Mesh { input, cells, out, .. } => {
             let (pm, _) = input_mesh(input.as_deref(), cells)?;
             let t = &pm.topo;
             let walls = (0..t.num_edges()).filter(|&e| t.is_boundary(e)).count();
@@ -350,7 +377,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 say!("wrote {}", out.display())?;
             }
         }
-        Command::Partition(args) => pycno::app::partition::command(&args)?,
+        Command::Partition { args, .. } => pycno::app::partition::command(&args)?,
         Command::Example { name: None, .. } => say_raw!("{}", pycno::app::example::listing())?,
         Command::Example { name: Some(name), dir } => {
             let dir = dir.unwrap_or_else(|| PathBuf::from("."));
@@ -362,7 +389,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
         }
         Command::Schema => say!("{}", pycno::app::schema::scenario_schema())?,
         Command::Plot { .. } => unreachable!("handled in main"),
-        Command::Bench { cells, precision, repeat, t_end, json, backend, profile, order } => {
+        Command::Bench { cells, precision, repeat, t_end, json, backend, profile, order, .. } => {
             let opts = BenchOptions { cells, precision, repeat, t_end, backend, profile, order };
             opts.validate()?;
             if !json {

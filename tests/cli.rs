@@ -501,6 +501,28 @@ fn bad_cli_values_fail_cleanly() {
     assert!(files_under(d.path()).is_empty(), "bad command lines wrote {:?}", files_under(d.path()));
 }
 
+/// Issue 46, item 10: `--threads` was a global option, so `pycno example --help` (and
+/// schema's, plot's) offered it where it means nothing. It stays before the command and on
+/// the commands that compute.
+#[test]
+fn threads_is_offered_only_where_it_means_something() {
+    let d = tempdir();
+    for cmd in ["example", "schema"] {
+        let help = text(&ok(d.path(), &[cmd, "--help"]).stdout);
+        assert!(!help.contains("--threads"), "pycno {cmd} --help offers --threads:\n{help}");
+        has(&fails(d.path(), &[cmd, "--threads", "2"], 2), &["--threads"]);
+    }
+    for cmd in ["run", "mesh", "bench", "partition"] {
+        let help = text(&ok(d.path(), &[cmd, "--help"]).stdout);
+        assert!(help.contains("--threads"), "pycno {cmd} --help lacks --threads:\n{help}");
+    }
+    assert!(text(&ok(d.path(), &["--help"]).stdout).contains("--threads"));
+    for args in [&["--threads", "1", "mesh", "--cells", "200"][..], &["mesh", "--cells", "200", "--threads", "1"]] {
+        ok(d.path(), args);
+    }
+    has(&fails(d.path(), &["mesh", "--threads", "0"], 2), &["--threads"]);
+}
+
 // ---------------------------------------------------------------------------------------
 // pycno bench
 

@@ -245,3 +245,32 @@ fn plot_writes_maps_transects_max_maps_and_gauges_and_refuses_bad_arguments() {
     }
     expect_failure(&pycno(d.path(), &["plot", "no/such/dir"]), Some(1), &["no/such/dir"]);
 }
+
+/// Issue 46, item 10: the pictures of a long run on a large domain speak in hours and km,
+/// a transect shows the signed velocity along it (an exchange flow's two directions) and
+/// warns when it lies mostly outside the domain, and a transect of a two-rank run draws
+/// (matplotlib refused the pieces' repeated points: "Triangulation is invalid").
+/// `tests/python/check_plots.py` reads the figures' texts.
+#[test]
+fn plots_of_a_long_multi_rank_run_use_hours_km_and_signed_transect_velocities() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("long.json"),
+        r#"{ "name": "long", "domain": { "outer": [[0, 0], [100000, 0], [100000, 10000], [0, 10000]] },
+  "resolution": { "cells": 400 }, "bathymetry": { "type": "constant", "depth": 200.0 },
+  "initial": { "type": "dam_break_x", "x0": 50000, "interface_left": -60, "interface_right": -140, "surface": 0 },
+  "time": { "end": 10800, "output_interval": 3600 },
+  "gauges": { "interval": 1800, "points": [{ "name": "mid", "at": [50000, 5000] }] } }"#,
+    )
+    .unwrap();
+    ok(pycno_np(2, Some(d.path()), &["run", "long.json", "-q", "--backend", "cpu", "--out", "o"], &[]));
+    assert!(d.path().join("o/long_00003.pvtu").is_file(), "two ranks write .pvtu frames");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let o = Command::new("python3")
+        .arg(root.join("tests/python/check_plots.py"))
+        .arg(root.join("tools/plot.py"))
+        .arg(d.path().join("o"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+}

@@ -161,3 +161,25 @@ fn compensated_sum_keeps_every_small_update() {
         }
     }
 }
+
+/// Issue 46, item 10: in float32 the thickness of an absent lower layer came back as
+/// ±3.6e-15 m instead of 0 (its stored deviation is two floats that cancel the rest
+/// thickness only to about 2^-48 of it), and was written so to frames, gauges and NetCDF.
+/// Every absent lower layer on the dense current's dry slope must read exactly 0.
+#[test]
+fn an_absent_lower_layer_reads_exactly_zero_in_f32() {
+    let path = common::repo_root().join("meshes/scenarios/dense_current_slope.json");
+    let s = Scenario::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let out = run::<f32>(&s, Some(30));
+    for (name, st) in [("start", &out.start), ("after 30 steps", &out.end)] {
+        let absent = st.iter().filter(|c| c.h2 == 0.0).count();
+        let tiny: Vec<f64> = st.iter().map(|c| c.h2).filter(|&h| h != 0.0 && h.abs() < 1e-9).collect();
+        assert!(absent > 100, "{name}: {absent} cells without a lower layer (the test needs some)");
+        assert!(
+            tiny.is_empty(),
+            "{name}: {} absent lower layers read as {:?}...",
+            tiny.len(),
+            &tiny[..tiny.len().min(4)]
+        );
+    }
+}

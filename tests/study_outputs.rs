@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::cli::{expect_ok as ok, pycno_np, stats, text};
+use common::cli::{expect_failure, expect_ok as ok, pycno_np, stats, text};
 
 fn pycno(cwd: &Path, args: &[&str]) -> std::process::Output {
     pycno_np(0, Some(cwd), args, &[])
@@ -358,7 +358,9 @@ fn max_maps_continue_across_a_restart_and_are_the_same_on_two_ranks() {
 #[test]
 fn netcdf_ugrid_file_is_read_by_netcdf4_and_xarray_with_the_frames_values() {
     let d = tempfile::tempdir().unwrap();
-    let extra = r#", "output": { "netcdf": true, "max_maps": {} }"#;
+    // Issue 46, item 10: the scenario gives the time axis's start date (it was fixed to
+    // 2000-01-01), the max maps carry their CF cell_methods and the file its history.
+    let extra = r#", "output": { "netcdf": true, "max_maps": {}, "start_date": "2024-06-01T12:00:00" }"#;
     let s = scenario(d.path(), "nc", extra);
     let sc = s.to_str().unwrap();
     for (np, precision) in [(0usize, "f32"), (0, "f64"), (2, "f64")] {
@@ -372,11 +374,26 @@ fn netcdf_ugrid_file_is_read_by_netcdf4_and_xarray_with_the_frames_values() {
         ));
         let listed = std::fs::read_to_string(out.join(".pycno-outputs")).unwrap();
         assert!(listed.lines().any(|l| l == "nc.nc"), "the output list names nc.nc:\n{listed}");
-        let report = python("check_netcdf.py", &[&out, Path::new("nc")]);
+        let report = python("check_netcdf.py", &[&out, Path::new("nc"), Path::new("2024-06-01 12:00:00")]);
         eprintln!("{report}");
     }
-    // The same file on one and two ranks (rank 0 gathers in global cell order).
+    // The same file on one and two ranks (rank 0 gathers in global cell order), but for
+    // the history (when, and the command line's --out).
     let (a, b) =
         (std::fs::read(d.path().join("f64_0/nc.nc")).unwrap(), std::fs::read(d.path().join("f64_2/nc.nc")).unwrap());
-    assert!(a == b, "two ranks write the same NetCDF file as one");
+    assert!(without_history(&a) == without_history(&b), "two ranks write the same NetCDF file as one");
+    // A start date that is not one is refused, naming the key.
+    let bad = scenario(d.path(), "nc", r#", "output": { "netcdf": true, "start_date": "2024-02-30" }"#);
+    let o = pycno_np(0, Some(d.path()), &["run", bad.to_str().unwrap(), "-q", "--out", "bad"], &[]);
+    expect_failure(&o, Some(1), &["output.start_date", "2024-02", "no day 30"]);
+}
+
+/// A classic NetCDF file with the characters of its `history` attribute zeroed.
+fn without_history(b: &[u8]) -> Vec<u8> {
+    let mut b = b.to_vec();
+    let at = b.windows(7).position(|w| w == b"history").expect("a history attribute");
+    let value = at + 8; // the name, padded to 4 bytes, then its type and length
+    let n = u32::from_be_bytes(b[value + 4..value + 8].try_into().unwrap()) as usize;
+    b[value + 8..value + 8 + n].fill(0);
+    b
 }

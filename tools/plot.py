@@ -9,7 +9,8 @@
   plot.py DIR --max               DIR/<name>_max_surface.png: a max map (<name>_max.vtu;
                                   --field max_speed2, arrival_time, ...)
   plot.py DIR --transect "X,Y X,Y ..."   DIR/<name>_transect_<when>.png: profile along the
-                                  polyline of the surface, interface, bottom, h1, h2 and speeds
+                                  polyline of the surface, interface, bottom, h1, h2, the
+                                  velocity along it (signed) and the speeds
   --clim LO HI, --cmap NAME, --aspect equal|auto|NUMBER (e.g. 5 stretches y five times,
   for long channels), --out FILE   write FILE instead
 
@@ -104,11 +105,47 @@ def triangulation(grid, path):
     if np.any(np.diff(offsets) != 3):
         raise PlotError(f"{path}: has cells that are not triangles")
     tris = vtk_to_numpy(cells.GetConnectivityArray()).reshape(-1, 3)
-    return Triangulation(xy[:, 0], xy[:, 1], tris)
+    # A multi-rank frame (.pvtu) repeats the points its pieces share: one point per place,
+    # or matplotlib's triangulation finds overlapping edges and refuses it ("Triangulation
+    # is invalid").
+    xy, inverse = np.unique(xy, axis=0, return_inverse=True)
+    tris = inverse.reshape(-1)[tris]
+    scale = length_scale(xy)
+    tri = Triangulation(xy[:, 0] / scale, xy[:, 1] / scale, tris)
+    tri.pycno_scale = scale  # coordinates drawn in km (1000) or m (1)
+    return tri
 
 
-def cell_field(grid, field, path):
-    """Per-cell values of `field`; vectors become their magnitude."""
+def length_scale(xy):
+    """1000 (axes in km) for a domain 10 km across or more, else 1 (metres)."""
+    extent = np.ptp(xy, axis=0).max() if len(xy) else 0.0
+    return 1000.0 if extent >= 10000.0 else 1.0
+
+
+def length_unit(scale):
+    return "km" if scale == 1000.0 else "m"
+
+
+def time_unit(t):
+    """(divisor, unit) to show a time of `t` seconds in: s, min, h or d."""
+    t = abs(t)
+    if t >= 2 * 86400:
+        return 86400.0, "d"
+    if t >= 2 * 3600:
+        return 3600.0, "h"
+    if t >= 2 * 60:
+        return 60.0, "min"
+    return 1.0, "s"
+
+
+def fmt_time(t):
+    div, unit = time_unit(t)
+    return f"{t / div:.4g} {unit}"
+
+
+def cell_field(grid, field, path, vector=False):
+    """Per-cell values of `field`; vectors become their magnitude (with vector=True: the
+    vectors' x and y components)."""
     from vtk.util.numpy_support import vtk_to_numpy
 
     data = grid.GetCellData()
@@ -117,6 +154,8 @@ def cell_field(grid, field, path):
         names = ", ".join(data.GetArrayName(i) for i in range(data.GetNumberOfArrays()))
         raise PlotError(f"{path}: no cell array '{field}' (there are: {names})")
     values = vtk_to_numpy(array).astype(float)
+    if vector:
+        return values[:, :2]
     return np.linalg.norm(values, axis=1) if values.ndim == 2 else values
 
 
@@ -167,14 +206,15 @@ def map_figure(tri, values, label, dpi):
     # No margin: the domain edge then lies under the axes frame, which hides the odd
     # unfilled boundary pixel that unantialiased triangles leave.
     ax.margins(0)
-    ax.set_xlabel("x [m]")
-    ax.set_ylabel("y [m]")
+    unit = length_unit(getattr(tri, "pycno_scale", 1.0))
+    ax.set_xlabel(f"x [{unit}]")
+    ax.set_ylabel(f"y [{unit}]")
     fig.colorbar(coll, ax=ax, label=label, shrink=0.85)
     return fig, ax, coll
 
 
 def title(name, t):
-    return f"{name}: t = {t:.4g} s"
+    return f"{name}: t = {fmt_time(t)}"
 
 
 def pick_frame(args, outdir, frames):
@@ -286,7 +326,8 @@ def read_gauges(path):
 def plot_gauges(args, outdir, name):
     path = os.path.join(outdir, "gauges.csv")
     where, gauges, bounds, col = read_gauges(path)
-    t = col["time"]
+    div, unit = time_unit(col["time"][-1])
+    t = col["time"] / div
     # A fifth panel for the discharges of boundary gauges, where the run recorded any.
     rows = 5 if bounds else 4
     fig, axes = plt.subplots(rows, 1, figsize=(8, 9 + 2 * (rows - 4)), sharex=True, dpi=args.dpi)
@@ -313,7 +354,7 @@ def plot_gauges(args, outdir, name):
         axes[0].legend(fontsize="small")
     if bounds:
         axes[4].legend(fontsize="small")
-    axes[-1].set_xlabel("time [s]")
+    axes[-1].set_xlabel(f"time [{unit}]")
     axes[0].set_title(f"{name or os.path.basename(os.path.abspath(outdir))}: gauges")
     fig.tight_layout()
     out = args.out or os.path.join(outdir, "gauges.png")
@@ -356,16 +397,27 @@ def plot_transect(args, outdir, name, frames):
     t, path = pick_frame(args, outdir, frames)
     grid = read_grid(path)
     tri = triangulation(grid, path)
+    scale = tri.pycno_scale
     seg = np.hypot(*np.diff(pts, axis=0).T)
     if np.any(seg == 0):
         raise PlotError("--transect: two consecutive points are the same")
     along = np.concatenate([[0.0], np.cumsum(seg)])
-    s = np.linspace(0.0, along[-1], 600)
+    samples = 600
+    s = np.linspace(0.0, along[-1], samples)
     xy = np.column_stack([np.interp(s, along, pts[:, 0]), np.interp(s, along, pts[:, 1])])
-    cell = tri.get_trifinder()(xy[:, 0], xy[:, 1])
+    cell = tri.get_trifinder()(xy[:, 0] / scale, xy[:, 1] / scale)
     if np.all(cell < 0):
         raise PlotError("--transect: the polyline does not cross the domain")
     inside = cell >= 0
+    if inside.sum() < samples / 2:
+        x0, x1, y0, y1 = (tri.x.min() * scale, tri.x.max() * scale, tri.y.min() * scale, tri.y.max() * scale)
+        print(f"warning: --transect: only {inside.sum()} of its {samples} samples "
+              f"({100.0 * inside.sum() / samples:.0f}%) lie inside the domain, so the profile is drawn "
+              f"from few cells; the domain spans x {x0:g} to {x1:g} m, y {y0:g} to {y1:g} m "
+              "(the points are in metres)", file=sys.stderr)
+    # The unit vector of each sample's segment: the direction "along" the transect.
+    k = np.clip(np.searchsorted(along, s, side="right") - 1, 0, len(seg) - 1)
+    tangent = np.diff(pts, axis=0)[k] / seg[k][:, None]
 
     def at(field):
         v = cell_field(grid, field, path)
@@ -373,23 +425,35 @@ def plot_transect(args, outdir, name, frames):
         out[inside] = v[cell[inside]]
         return out
 
-    fig, axes = plt.subplots(3, 1, figsize=(9, 8), sharex=True, dpi=args.dpi)
-    axes[0].plot(s, at("free_surface_elevation"), label="free surface")
-    axes[0].plot(s, at("interface_elevation"), label="interface")
-    axes[0].plot(s, -at("bathymetry"), color="0.3", label="bottom")
+    def along_velocity(field):
+        v = cell_field(grid, field, path, vector=True)
+        out = np.full(len(s), np.nan)
+        out[inside] = np.sum(v[cell[inside]] * tangent[inside], axis=1)
+        return out
+
+    dist = s / scale
+    fig, axes = plt.subplots(4, 1, figsize=(9, 10), sharex=True, dpi=args.dpi)
+    axes[0].plot(dist, at("free_surface_elevation"), label="free surface")
+    axes[0].plot(dist, at("interface_elevation"), label="interface")
+    axes[0].plot(dist, -at("bathymetry"), color="0.3", label="bottom")
     axes[0].set_ylabel("elevation [m]")
-    axes[1].plot(s, at("h1"), label="h1 (upper layer)")
-    axes[1].plot(s, at("h2"), label="h2 (lower layer)")
+    axes[1].plot(dist, at("h1"), label="h1 (upper layer)")
+    axes[1].plot(dist, at("h2"), label="h2 (lower layer)")
     axes[1].set_ylabel("thickness [m]")
-    axes[2].plot(s, at("velocity1"), label="|velocity1|")
-    axes[2].plot(s, at("velocity2"), label="|velocity2|", linestyle="--")
-    axes[2].set_ylabel("speed [m/s]")
-    axes[2].set_xlabel("distance along the transect [m]")
+    # Signed: an exchange flow's two layers run in opposite directions.
+    axes[2].plot(dist, along_velocity("velocity1"), label="layer 1 (upper)")
+    axes[2].plot(dist, along_velocity("velocity2"), label="layer 2 (lower)", linestyle="--")
+    axes[2].axhline(0.0, color="0.5", linewidth=0.8)
+    axes[2].set_ylabel("velocity along the\ntransect [m/s]\n(+: first point to last)")
+    axes[3].plot(dist, at("velocity1"), label="|velocity1|")
+    axes[3].plot(dist, at("velocity2"), label="|velocity2|", linestyle="--")
+    axes[3].set_ylabel("speed [m/s]")
+    axes[3].set_xlabel(f"distance along the transect [{length_unit(scale)}]")
     for ax in axes:
         ax.legend(fontsize="small")
         ax.grid(alpha=0.3)
-    where = " - ".join(f"({x:g}, {y:g})" for x, y in pts)
-    axes[0].set_title(f"{title(name, t)}, transect {where}")
+    where = " - ".join(f"({x / scale:g}, {y / scale:g})" for x, y in pts)
+    axes[0].set_title(f"{title(name, t)}, transect {where} {length_unit(scale)}")
     fig.tight_layout()
     out = args.out or os.path.join(outdir, f"{name}_transect_{'last' if args.time is None else f't{t:g}'}.png")
     atomic_save(out, lambda tmp: fig.savefig(tmp, dpi=args.dpi, format="png"))
@@ -421,7 +485,8 @@ def main():
                       "min_interface_elevation, max_speed1, max_speed2 or arrival_time")
     mode.add_argument("--transect", metavar="'X,Y X,Y ...'",
                       help="profile along this polyline (metres) of the surface, interface, bottom, "
-                      "h1, h2 and the speeds, at --time (default: the last frame)")
+                      "h1, h2, the velocity along the transect (signed) and the speeds, at --time "
+                      "(default: the last frame); warns when most of it lies outside the domain")
     p.add_argument("--clim", nargs=2, type=float, metavar=("LO", "HI"), help="colour limits of a map")
     p.add_argument("--cmap", default="viridis", help="matplotlib colour map (default %(default)s)")
     p.add_argument("--aspect", default="equal",

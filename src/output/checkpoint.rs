@@ -86,6 +86,14 @@ pub struct Meta {
     /// open boundaries).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub boundary_budget: Vec<[f64; 4]>,
+    /// The part of `boundary_budget` that the backends' edge sums in the checkpoint's
+    /// `budget_RRRRR.bin` files do not hold (what a restart from a checkpoint without them
+    /// carried over); empty for none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boundary_budget_carried: Vec<[f64; 4]>,
+    /// When and by which command the run started (`RunRecord::history`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<String>,
     /// The CRC-32 each rank file ends with, by rank: a rank file of another run or another
     /// checkpoint (same mesh, same step) is refused instead of resumed. Empty in checkpoints
     /// of an earlier pycno, which are read without this check.
@@ -326,6 +334,7 @@ fn ours(name: &str) -> bool {
         || name == MARKER
         || rank.is_some_and(|r| r.len() == 5 && r.bytes().all(|b| b.is_ascii_digit()))
         || super::extremes::is_file_name(name)
+        || super::budget::is_file_name(name)
         || crate::util::atomic::is_temp_name(name)
 }
 
@@ -590,6 +599,8 @@ mod tests {
             clipped_steps: 0,
             mass_layer1_start: 1.0,
             boundary_budget: vec![],
+            boundary_budget_carried: vec![],
+            history: None,
             mass_layer2_start: 2.0,
             hyperbolicity_fallbacks: 0,
             rank_checksums: vec![],

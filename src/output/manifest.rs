@@ -101,12 +101,13 @@ pub fn inspect(dir: &Path, run_id: &str) -> Result<Before> {
 fn refusal(dir: &Path, run_id: &Option<String>, files: &[String]) -> anyhow::Error {
     let some: Vec<&str> = files.iter().take(4).map(String::as_str).collect();
     let more = if files.len() > some.len() { format!(" and {} more", files.len() - some.len()) } else { String::new() };
-    let whose = match run_id {
-        Some(id) => format!("the results of another run (run id {id}"),
-        None => "results of an earlier run (".to_string(),
+    let whose = match run_id.as_deref() {
+        Some("") => format!("the results of another run (its {FILE} names no run id; files "),
+        Some(id) => format!("the results of another run (run id {id}: "),
+        None => "results of an earlier run (files ".to_string(),
     };
     anyhow::anyhow!(
-        "output directory {} holds {whose}: {}{more}); give another --out, or --overwrite to replace them (it removes \
+        "output directory {} holds {whose}{}{more}); give another --out, or --overwrite to replace them (it removes \
          only that run's files)",
         dir.display(),
         some.join(", ")
@@ -233,6 +234,22 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 46, item 8: a list with an empty run id, and a directory without a list, were
+    /// refused as "(run id : t.pvd)" and "(: t.pvd)".
+    #[test]
+    fn a_refusal_reads_well_without_a_run_id() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join(FILE), format!("{HEAD}\nt.pvd\n")).unwrap();
+        std::fs::write(d.path().join("t.pvd"), "x").unwrap();
+        let e = format!("{:#}", check(d.path(), "aaaa", false).unwrap_err());
+        assert!(e.contains("names no run id; files t.pvd)") && !e.contains(": t.pvd"), "{e}");
+        std::fs::remove_file(d.path().join(FILE)).unwrap();
+        let e = format!("{:#}", check(d.path(), "aaaa", false).unwrap_err());
+        assert!(e.contains("results of an earlier run (files t.pvd)"), "{e}");
+        let e = format!("{:#}", refusal(d.path(), &Some("bbbb".into()), &["t.pvd".into()]));
+        assert!(e.contains("(run id bbbb: t.pvd)"), "{e}");
+    }
 
     #[test]
     fn another_runs_results_are_refused_then_replaced_alone() {

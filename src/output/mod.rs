@@ -1,5 +1,6 @@
 //! Everything a run writes: VTK files for ParaView, run statistics, all written atomically.
 
+pub mod budget;
 pub mod checkpoint;
 pub mod extremes;
 pub mod gauges;

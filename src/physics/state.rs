@@ -120,6 +120,20 @@ impl StoredCell {
         }
     }
 
+    /// [`StoredCell::state`] as a run whose floats have machine epsilon `eps` sees it: a
+    /// lower layer no thicker than the rounding of an absent one (`4 eps (|H| + |interface|)`,
+    /// as `wetdry::rounding`, below which the flux counts it as absent) reads as exactly 0.
+    /// In float32 an absent layer's stored zero came back as ±3.6e-15 m (its deviation is
+    /// held as two floats that add up to the rest thickness only to about 2^-48 of it), and
+    /// was written so to the frames, gauges and NetCDF files (issue 46).
+    pub fn state_in(&self, depth: f64, rest: &Reference, eps: f64) -> CellState {
+        let mut s = self.state(depth, rest);
+        if s.h2.abs() <= 4.0 * eps * (depth.abs() + rest.interface.abs()) {
+            s.h2 = 0.0;
+        }
+        s
+    }
+
     /// The solver's two records `(d1, q1x, q1y, ·)` and `(d2, q2x, q2y, ·)` and the low parts
     /// `(d1_lo, d2_lo)` (host and GPU alike).
     pub fn from_records<T: Real>(a: &[T], b: &[T], lo: &[T]) -> StoredCell {

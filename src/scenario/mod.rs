@@ -265,6 +265,10 @@ pub struct Output {
     /// `<name>_max.vtu` (and into the NetCDF file) at the end of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_maps: Option<MaxMaps>,
+    /// Date and time (UTC) of the run's t = 0, for the NetCDF time axis (`units = "seconds
+    /// since START"`): `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SS` (default 2000-01-01).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_date: Option<String>,
 }
 fn yes() -> bool {
     true
@@ -292,6 +296,7 @@ impl Default for Output {
             compression: Compression::default(),
             netcdf: false,
             max_maps: None,
+            start_date: None,
         }
     }
 }
@@ -840,7 +845,16 @@ impl Scenario {
 }
 
 impl Output {
+    /// The NetCDF time axis's origin, `YYYY-MM-DD HH:MM:SS` (UTC).
+    pub fn time_origin(&self) -> Result<String> {
+        match &self.start_date {
+            Some(d) => crate::util::date::parse_start_date(d).map_err(|e| anyhow::anyhow!("output.start_date: {e}")),
+            None => Ok("2000-01-01 00:00:00".into()),
+        }
+    }
+
     fn validate(&self) -> Result<()> {
+        self.time_origin()?;
         if let Some(fields) = &self.fields {
             if fields.is_empty() {
                 bail!("output.fields: expected at least one cell array (leave the key out to write all of them)");

@@ -95,6 +95,10 @@ impl Cells {
     }
 }
 
+/// A rank's open boundary edges `(local cell, slot, table entry)` and the mass through each
+/// so far, `[in1, out1, in2, out2]` ([`Backend::boundary_edges`]).
+pub type EdgeBudgets = (Vec<[i32; 3]>, Vec<[f64; 4]>);
+
 pub trait Backend: Send {
     /// "cpu (f32, 2 threads)", "cuda (f32, NVIDIA H200)", ...
     fn describe(&self) -> String;
@@ -203,6 +207,21 @@ pub trait Backend: Send {
     /// wall.
     fn boundary_budget(&mut self) -> Result<Vec<[f64; 4]>> {
         Ok(vec![])
+    }
+    /// This rank's open boundary edges `(local cell, slot, table entry)` in edge order, and
+    /// the mass through each so far (`[in1, out1, in2, out2]`, before the sums per entry of
+    /// [`Backend::boundary_budget`]): a checkpoint keeps them, so that a restart continues
+    /// each edge's sum and the budget (and the gauges' discharges) bit for bit.
+    fn boundary_edges(&mut self) -> Result<EdgeBudgets> {
+        Ok((vec![], vec![]))
+    }
+    /// Set the mass through each open boundary edge so far (a restart), in the order of
+    /// [`Backend::boundary_edges`].
+    fn set_boundary_edges(&mut self, per_edge: &[[f64; 4]]) -> Result<()> {
+        if per_edge.is_empty() {
+            return Ok(());
+        }
+        bail!("the {} backend keeps no boundary budget", self.name())
     }
     /// Start keeping per-cell extremes of the owned cells (`physics::extremes`, the max
     /// maps): from the current state, or from `from` (a restart's, one record per owned cell).

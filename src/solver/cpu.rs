@@ -358,6 +358,16 @@ impl<T: Real> Backend for CpuBackend<T> {
         }
         Ok(budget_per_entry(&self.open, &self.budget, self.lay.specs.len()))
     }
+    fn boundary_edges(&mut self) -> Result<super::backend::EdgeBudgets> {
+        Ok((self.open.clone(), self.budget.clone()))
+    }
+    fn set_boundary_edges(&mut self, per_edge: &[[f64; 4]]) -> Result<()> {
+        if per_edge.len() != self.budget.len() {
+            bail!("{} boundary edge budgets for {} open boundary edges", per_edge.len(), self.budget.len());
+        }
+        self.budget.copy_from_slice(per_edge);
+        Ok(())
+    }
     fn state(&mut self) -> Result<Vec<CellState>> {
         Ok(self.lay.host_state())
     }
@@ -367,7 +377,7 @@ impl<T: Real> Backend for CpuBackend<T> {
     fn previous_state(&mut self) -> Result<Vec<CellState>> {
         let (lay, n) = (&self.lay, self.lay.n_owned);
         let stored = |c: usize| StoredCell::from_records(&self.other[0][c], &self.other[1][c], &self.other_lo[c]);
-        Ok((0..n).map(|c| stored(c).state(lay.depth[c], &lay.reference)).collect())
+        Ok((0..n).map(|c| stored(c).state_in(lay.depth[c], &lay.reference, T::EPS.f64())).collect())
     }
     fn read_cells(&mut self, cells: &[usize]) -> Result<Vec<CellState>> {
         Ok(cells.iter().map(|&c| self.lay.cell_state(c)).collect())

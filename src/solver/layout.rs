@@ -239,7 +239,7 @@ impl<T: Real> Layout<T> {
 
     /// Cell `c`'s thicknesses and momenta.
     pub fn cell_state(&self, c: usize) -> CellState {
-        self.stored(c).state(self.depth[c], &self.reference)
+        self.stored(c).state_in(self.depth[c], &self.reference, T::EPS.f64())
     }
 
     /// State of the owned cells in float64.

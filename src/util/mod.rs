@@ -4,6 +4,7 @@
 //! written so that a failed write is an error, not a panic.
 
 pub mod atomic;
+pub mod date;
 pub mod files;
 pub mod memory;
 pub mod stdout;

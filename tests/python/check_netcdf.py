@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Check a run's NetCDF file (UGRID-1.0 + CF) with netCDF4 and xarray against its VTK frames.
 
-Usage: check_netcdf.py DIR NAME
+Usage: check_netcdf.py DIR NAME [START]
 
 Reads DIR/NAME.nc with netCDF4 and with xarray: the dimensions (nMesh_node, nMesh_face,
 nMaxMesh_face_nodes = 3, an unlimited time with one record per frame of DIR/NAME.pvd), the
 UGRID mesh topology variable and its attributes, face_node_connectivity with start_index,
 CF attributes (units, standard_name where one exists), and every record's values equal to
 the frame's cell values read by VTK (by cell id), and the max maps to NAME_max.vtu when
-there. Prints one line per problem; exits 0 when there is none.
+there, each with its CF cell_methods; a history attribute naming pycno; with START
+(YYYY-MM-DD HH:MM:SS), the time axis's units "seconds since START", which xarray decodes
+into dates from START. Prints one line per problem; exits 0 when there is none.
 """
 
 import os
@@ -42,6 +44,7 @@ def read_vtk(path):
 
 def main():
     d, name = sys.argv[1], sys.argv[2]
+    start = sys.argv[3] if len(sys.argv) > 3 else "2000-01-01 00:00:00"
     path = os.path.join(d, name + ".nc")
     frames = [(float(x.get("timestep")), os.path.join(d, x.get("file")))
               for x in ET.parse(os.path.join(d, name + ".pvd")).getroot().iter("DataSet")]
@@ -50,6 +53,10 @@ def main():
         problem(f"data model {nc.data_model}")
     if "UGRID-1.0" not in nc.Conventions or "CF-1.8" not in nc.Conventions:
         problem(f"Conventions = {nc.Conventions!r}")
+    if "pycno" not in getattr(nc, "history", ""):
+        problem(f"history = {getattr(nc, 'history', None)!r}")
+    if nc.variables["time"].units != f"seconds since {start}":
+        problem(f"time:units = {nc.variables['time'].units!r}, expected 'seconds since {start}'")
     dims = {k: len(v) for k, v in nc.dimensions.items()}
     if not nc.dimensions["time"].isunlimited():
         problem("time is not the unlimited dimension")
@@ -111,6 +118,12 @@ def main():
             if not np.array_equal(np.asarray(nc.variables[var][:]), m[var]):
                 problem(f"{var} differs from {os.path.basename(maxfile)}")
             compared += 1
+        for var in ("max_free_surface_elevation", "max_interface_elevation", "min_interface_elevation",
+                    "max_speed1", "max_speed2"):
+            want = "time: minimum" if var.startswith("min") else "time: maximum"
+            if getattr(nc.variables[var], "cell_methods", None) != want:
+                problem(f"{var}: cell_methods = {getattr(nc.variables[var], 'cell_methods', None)!r}, "
+                        f"expected {want!r}")
     if compared < 2:
         problem("nothing compared")
     nc.close()
@@ -121,6 +134,12 @@ def main():
     last = read_vtk(frames[-1][1])
     if "h1" in ds and not np.array_equal(ds["h1"].isel(time=-1).values, last["h1"]):
         problem("xarray: h1 of the last record differs from the last frame")
+    ds.close()
+    # Times decode into dates from the start date.
+    ds = xr.open_dataset(path)
+    first = str(ds["time"].values[0])[:19].replace("T", " ")
+    if first != start:
+        problem(f"xarray decodes the first time as {first}, expected {start}")
     ds.close()
     print(f"{path}: {len(frames)} records, {compared} arrays compared, {len(problems)} problems")
     return 1 if problems else 0

@@ -274,6 +274,13 @@ impl Checkpoints {
             let e = agree(comm, b.extremes())?;
             agree(comm, crate::output::extremes::write_rank(&dir, comm.rank(), step, global, &e))?;
         }
+        // Each open boundary edge's budget, so that a restart continues its sum.
+        let (open, per_edge) = agree(comm, b.boundary_edges())?;
+        // Every rank writes one when any has open edges (collective: no short cut).
+        if comm.sum_u64(open.len() as u64) > 0 {
+            let keys: Vec<_> = open.iter().map(|&[c, s, e]| (global[c as usize], s as u32, e as u32)).collect();
+            agree(comm, crate::output::budget::write_rank(&dir, comm.rank(), step, &keys, &per_edge))?;
+        }
         if self.kill_at == Some(step) && comm.is_root() {
             // SAFETY: plain libc calls; the process ends here.
             unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
@@ -316,6 +323,8 @@ impl Checkpoints {
                     mass_layer2_start: r.mass_layer2_start,
                     hyperbolicity_fallbacks: fallbacks,
                     boundary_budget,
+                    boundary_budget_carried: r.budget_before.clone(),
+                    history: r.history.clone(),
                     rank_checksums,
                 };
                 checkpoint::write_meta(&dir, &meta)?;

@@ -306,6 +306,48 @@ pub fn run(opts: &RunOptions, comm: &dyn Comm) -> Result<RunStats> {
     Ok(stats)
 }
 
+/// The run's start for the NetCDF file's `history` attribute: the time (UTC), the command
+/// line and pycno's version.
+fn history_line() -> String {
+    let args: Vec<String> = std::env::args().collect();
+    format!("{}: {} (pycno {})", crate::util::date::now_utc(), args.join(" "), env!("CARGO_PKG_VERSION"))
+}
+
+/// A restart: set each open boundary edge's budget to the checkpoint's (its
+/// `budget_RRRRR.bin` files), so that the sums go on as in the uninterrupted run. False, with
+/// every edge left at zero, when the checkpoint has no such files (an earlier pycno's) or does
+/// not hold one of this run's edges. Collective.
+fn restore_boundary_edges(
+    comm: &dyn Comm,
+    b: &mut dyn Backend,
+    dir: &Path,
+    meta: &crate::output::checkpoint::Meta,
+    global: &[u32],
+) -> Result<bool> {
+    let (open, _) = agree(comm, b.boundary_edges())?;
+    if comm.sum_u64(open.len() as u64) == 0 {
+        return Ok(false);
+    }
+    let Some(all) = agree(comm, crate::output::budget::read_all(dir, meta.ranks, meta.step))? else {
+        return Ok(false);
+    };
+    let mine: Option<Vec<[f64; 4]>> =
+        open.iter().map(|&[c, s, e]| all.get(&(global[c as usize], s as u32, e as u32)).copied()).collect();
+    // Every edge of the checkpoint is some rank's edge now, and every rank found its own.
+    let found = comm.sum_u64(mine.as_ref().map_or(0, |m| m.len()) as u64);
+    let complete = comm.min_f64(if mine.is_some() { 1.0 } else { 0.0 }) == 1.0;
+    if !complete || found != all.len() as u64 {
+        log::warn!(
+            "checkpoint {}: its boundary budget files do not match this run's open boundary edges; the budget \
+             continues from its totals (equal to rounding)",
+            dir.display()
+        );
+        return Ok(false);
+    }
+    agree(comm, b.set_boundary_edges(&mine.unwrap_or_default()))?;
+    Ok(true)
+}
+
 /// The time loop of a prepared run on this rank (`submesh`: its part of a multi-rank run),
 /// with its observers; `pycno bench` calls it too.
 pub fn simulate(
@@ -324,11 +366,24 @@ pub fn simulate(
     let cell_id: Vec<i64> = part.global.iter().map(|&g| g as i64).collect();
     let rank_field = vec![comm.rank() as i32; part.global.len()];
     let (t_start, first_step) = resume.map_or((0.0, 0), |r| (r.time, r.step));
+    // What the backends' boundary budgets do not hold: on a restart, the checkpoint's totals,
+    // or only what it carried itself when its edges' sums are restored.
+    let budget_before = match (resume, &opts.resume_dir) {
+        (Some(r), Some(dir)) => {
+            if restore_boundary_edges(comm, backend.as_mut(), dir, r, &part.global)? {
+                r.boundary_budget_carried.clone()
+            } else {
+                r.boundary_budget.clone()
+            }
+        }
+        (Some(r), None) => r.boundary_budget.clone(),
+        (None, _) => vec![],
+    };
     let record = match resume {
-        Some(r) => RunRecord::resumed(r),
+        Some(r) => RunRecord::resumed(r, budget_before),
         None => {
             let (a, b) = layer_masses(&agree(comm, backend.state())?, &part.area);
-            RunRecord::new(comm.sum_f64(a), comm.sum_f64(b))
+            RunRecord::new(comm.sum_f64(a), comm.sum_f64(b), history_line())
         }
     };
     let mut run = RunContext {
@@ -545,8 +600,8 @@ fn observers(
             GaugeRecorder::new(comm, &s.output.dir, g, &pm.mesh, &pm.topo.cell_centroid, &part.global, at)
         };
         let recorder = agree(comm, recorder)?.in_f32(opts.precision == Precision::F32);
-        let before = resume.map_or(&[][..], |r| &r.boundary_budget[..]);
-        let mut gauges = Gauges::new(recorder.with_boundaries(comm, g, &setup.boundaries, before)?);
+        let before = run.record.budget_before.clone();
+        let mut gauges = Gauges::new(recorder.with_boundaries(comm, g, &setup.boundaries, &before)?);
         if let Some(r) = resume {
             gauges.resume(run, b, r.step, r.time)?;
         }

@@ -87,7 +87,7 @@ const MAPS: [(&str, Option<&str>, &str, &str); 6] = [
 ];
 
 /// The file's layout for this run.
-fn schema(run: &RunContext, f32: bool) -> Schema {
+fn schema(run: &RunContext, f32: bool) -> Result<Schema> {
     let (s, mesh) = (run.scenario, &run.pm.mesh);
     let ty = if f32 { Type::Float } else { Type::Double };
     let mut sc = Schema::default();
@@ -109,6 +109,9 @@ fn schema(run: &RunContext, f32: bool) -> Schema {
         ("density_ratio".into(), Attr::Double(s.physics.r)),
         ("gravity".into(), Attr::Double(s.physics.g)),
     ];
+    if let Some(h) = &run.record.history {
+        sc.attrs.push(("history".into(), text(h)));
+    }
     let node = sc.dim("nMesh_node", mesh.vertices.len());
     let face = sc.dim("nMesh_face", mesh.triangles.len());
     let three = sc.dim("nMaxMesh_face_nodes", 3);
@@ -176,6 +179,17 @@ fn schema(run: &RunContext, f32: bool) -> Schema {
     if s.output.max_maps.is_some() {
         for (name, std, long, units) in MAPS {
             on_faces(&mut sc, name, &[face], std, long, units);
+            // CF: what each value is of the run's time span (the arrival time is none).
+            let method = if name.starts_with("max_") {
+                Some("time: maximum")
+            } else if name.starts_with("min_") {
+                Some("time: minimum")
+            } else {
+                None
+            };
+            if let (Some(m), Some(v)) = (method, sc.vars.last_mut()) {
+                v.attrs.push(("cell_methods".into(), text(m)));
+            }
         }
     }
     sc.var(
@@ -185,7 +199,7 @@ fn schema(run: &RunContext, f32: bool) -> Schema {
         &[
             ("standard_name", text("time")),
             ("long_name", text("model time from the start of the run")),
-            ("units", text("seconds since 2000-01-01 00:00:00")),
+            ("units", text(&format!("seconds since {}", s.output.time_origin()?))),
             ("axis", text("T")),
         ],
     );
@@ -194,7 +208,7 @@ fn schema(run: &RunContext, f32: bool) -> Schema {
             on_faces(&mut sc, v.name, &[time, face], v.standard, v.long, v.units);
         }
     }
-    sc
+    Ok(sc)
 }
 
 pub struct NetCdf {
@@ -251,7 +265,7 @@ impl NetCdf {
         let path = run.scenario.output.dir.join(file_name(&run.scenario.name));
         let writer = if comm.is_root() {
             let w = (|| -> Result<Writer> {
-                let sc = schema(run, f32);
+                let sc = schema(run, f32)?;
                 if let Some(r) = run.resume {
                     return Writer::resume(&path, sc, "time", r.time);
                 }

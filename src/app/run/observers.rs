@@ -32,11 +32,14 @@ pub struct RunRecord {
     pub budget_before: Vec<[f64; 4]>,
     /// Seconds spent writing frames and gauges.
     pub output_seconds: f64,
+    /// When and by which command the run started (the NetCDF file's `history`); a restart
+    /// keeps its checkpoint's (none from an earlier pycno's checkpoint, whose file has none).
+    pub history: Option<String>,
 }
 
 impl RunRecord {
-    /// A new run's, from the layers' masses at the start.
-    pub fn new(mass_layer1_start: f64, mass_layer2_start: f64) -> RunRecord {
+    /// A new run's, from the layers' masses at the start, and its `history` line.
+    pub fn new(mass_layer1_start: f64, mass_layer2_start: f64, history: String) -> RunRecord {
         RunRecord {
             dt_min: f64::INFINITY,
             dt_max: 0.0,
@@ -47,11 +50,13 @@ impl RunRecord {
             fallbacks_before: 0,
             budget_before: vec![],
             output_seconds: 0.0,
+            history: Some(history),
         }
     }
 
-    /// A restart's, as its checkpoint carries it.
-    pub fn resumed(r: &Meta) -> RunRecord {
+    /// A restart's, as its checkpoint carries it; `budget_before`: what the backend's
+    /// boundary budgets do not hold (`simulate`).
+    pub fn resumed(r: &Meta, budget_before: Vec<[f64; 4]>) -> RunRecord {
         RunRecord {
             dt_min: r.dt_min,
             dt_max: r.dt_max,
@@ -60,8 +65,9 @@ impl RunRecord {
             mass_layer1_start: r.mass_layer1_start,
             mass_layer2_start: r.mass_layer2_start,
             fallbacks_before: r.hyperbolicity_fallbacks,
-            budget_before: r.boundary_budget.clone(),
+            budget_before,
             output_seconds: 0.0,
+            history: r.history.clone(),
         }
     }
 }

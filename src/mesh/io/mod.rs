@@ -44,6 +44,10 @@ fn unknown_extension(path: &Path) -> anyhow::Error {
 /// `base.node` + `base.ele`, plus `base.edge` if present), `.msh` (Gmsh ASCII 4.1 or 2.2),
 /// `.pmsh` (native).
 pub fn read_mesh(path: &Path) -> Result<Mesh> {
+    // Before the extension: `mesh: "."` was blamed on its missing extension.
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        bail!("{}: is a directory, not a mesh file: give the mesh file's path ({SUPPORTED})", path.display());
+    }
     match extension(path).as_deref() {
         Some("node") | Some("ele") => read_triangle(path),
         Some("msh") => read_gmsh(path),
@@ -266,6 +270,16 @@ mod tests {
     fn capacity_is_capped_by_file_size() {
         assert_eq!(capacity(10, 1000, 6), 10);
         assert!(capacity(u64::MAX, 600, 6) <= 101);
+    }
+
+    #[test]
+    fn a_directory_is_named_as_one() {
+        let d = tempfile::tempdir().unwrap();
+        for p in [d.path().to_path_buf(), d.path().join("."), d.path().join("m.msh")] {
+            std::fs::create_dir_all(&p).unwrap();
+            let e = format!("{:#}", read_mesh(&p).unwrap_err());
+            assert!(e.contains("is a directory, not a mesh file"), "{e}");
+        }
     }
 
     #[test]

@@ -348,7 +348,7 @@ impl<T: CudaReal> CudaBackend<T> {
 
     /// Thicknesses and momenta of owned cells given as stored.
     fn states(&self, cells: &[StoredCell]) -> Vec<CellState> {
-        cells.iter().zip(&self.depth).map(|(c, &d)| c.state(d, &self.reference)).collect()
+        cells.iter().zip(&self.depth).map(|(c, &d)| c.state_in(d, &self.reference, T::EPS.f64())).collect()
     }
 
     /// Whether any boundary is not a wall: then the host drives every step. The device-resident
@@ -540,6 +540,28 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
         Ok(budget_per_entry(&self.open, &per_edge, self.specs.len()))
     }
 
+    fn boundary_edges(&mut self) -> Result<crate::solver::backend::EdgeBudgets> {
+        let per_edge: Vec<[f64; 4]> = match &self.open_dev {
+            Some((_, budget)) => {
+                self.stream.clone_dtoh(budget)?.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect()
+            }
+            None => vec![],
+        };
+        Ok((self.open.clone(), per_edge))
+    }
+
+    fn set_boundary_edges(&mut self, per_edge: &[[f64; 4]]) -> Result<()> {
+        match &mut self.open_dev {
+            Some((_, budget)) if budget.len() == 4 * per_edge.len() => {
+                let flat: Vec<f64> = per_edge.iter().flatten().copied().collect();
+                self.stream.memcpy_htod(&flat, budget)?;
+                Ok(())
+            }
+            None if per_edge.is_empty() => Ok(()),
+            _ => bail!("{} boundary edge budgets for {} open boundary edges", per_edge.len(), self.open.len()),
+        }
+    }
+
     fn state(&mut self) -> Result<Vec<CellState>> {
         let cells = owned_stored(&self.stream, [&self.v1, &self.v2, &self.lo], self.n_owned)?;
         Ok(self.states(&cells))
@@ -560,7 +582,7 @@ impl<T: CudaReal> Backend for CudaBackend<T> {
             let a = self.stream.clone_dtoh(&self.v1.slice(4 * c..4 * c + 4))?;
             let b = self.stream.clone_dtoh(&self.v2.slice(4 * c..4 * c + 4))?;
             let l = self.stream.clone_dtoh(&self.lo.slice(2 * c..2 * c + 2))?;
-            out.push(StoredCell::from_records(&a, &b, &l).state(self.depth[c], &self.reference));
+            out.push(StoredCell::from_records(&a, &b, &l).state_in(self.depth[c], &self.reference, T::EPS.f64()));
         }
         Ok(out)
     }
