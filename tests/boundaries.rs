@@ -147,27 +147,30 @@ fn reflection(r: f64, k: usize, end: f64, long: f64, kind: &str) -> f64 {
 }
 
 /// An external pulse (r near 1: 7 m/s) leaves through an open end with under 2% of its
-/// energy coming back; with a wall at the end (the control) the measure sees the reflection.
+/// amplitude coming back (issue 43: under 4e-4 of its energy; measured 1.3e-5, 0.4% of the
+/// amplitude); with a wall at the end (the control) the measure sees the reflection.
 #[test]
 fn an_outgoing_external_pulse_leaves_through_open_ends() {
     // Gone from the channel by 1.5 s; by 2.5 s a reflection would be back in the window.
     let ext = reflection(0.998, 0, 2.5, 25.0, "open");
     eprintln!("reflected energy: external pulse {ext:.2e}");
-    assert!(ext < 0.02, "external pulse: {ext:.3e} of its energy came back");
+    assert!(ext < 0.02 * 0.02, "external pulse: {ext:.3e} of its energy came back");
     let wall = reflection(0.998, 0, 2.5, 25.0, "wall");
     eprintln!("with walls: {wall:.2e}");
     assert!(wall > 0.5, "walls should reflect the pulse: {wall:.3e}");
 }
 
 /// An internal pulse (r = 0.5: 2.1 m/s) leaves through an open end with under 2% of its
-/// energy coming back; with a wall at the end the measure sees the reflection.
+/// amplitude coming back (under 4e-4 of its energy; measured 8.2e-5, 0.9% of the amplitude),
+/// with the scenario's default reference; with a wall at the end the measure sees the
+/// reflection.
 #[test]
 fn an_outgoing_internal_pulse_leaves_through_open_ends() {
     // At 2.1 m/s its middle reaches the east end at 3.9 s and its tail has left by 5.5 s; at
     // 7 s anything reflected since 2.4 s is in the window, the wall's pulse near x = 13.6.
     let int = reflection(0.5, 1, 7.0, 20.0, "open");
     eprintln!("reflected energy: internal pulse {int:.2e}");
-    assert!(int < 0.02, "internal pulse: {int:.3e} of its energy came back");
+    assert!(int < 0.02 * 0.02, "internal pulse: {int:.3e} of its energy came back");
     let wall = reflection(0.5, 1, 7.0, 20.0, "wall");
     eprintln!("with walls: {wall:.2e}");
     assert!(wall > 0.5, "walls should reflect the pulse: {wall:.3e}");
