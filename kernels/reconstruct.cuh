@@ -228,7 +228,9 @@ __device__ __forceinline__ void rc_cell(const Model<T>& m, const V4<T>& a, const
                                         const V4<T>* na, const V4<T>* nb, const T (*w)[2], const T (*r)[2],
                                         const V2<T>* ln, T (*g)[2], T (*faces)[RC_VARS]) {
     T stored[RC_VARS] = {a.x, a.y, a.z, b.x, b.y, b.z};
-    if (rc_quiet(a, b, across, na, nb)) {
+    // A cell beside an open, elevation or discharge boundary stays first order (reconstruct.rs).
+    if (rc_quiet(a, b, across, na, nb) || across[0] == RC_ACROSS_OPEN || across[1] == RC_ACROSS_OPEN ||
+        across[2] == RC_ACROSS_OPEN) {
 #pragma unroll
         for (int v = 0; v < RC_VARS; ++v) {
             g[v][0] = g[v][1] = T(0);
