@@ -7,32 +7,35 @@
 //! item 9). With every edge's sum restored, the restarted run adds the same numbers in the
 //! same order as the uninterrupted one.
 //!
-//! File, little endian: magic `PYCNOBGT`, u32 version, u32 0, u64 step, u64 edges, then per
-//! edge its cell's u32 global id, u32 slot (the cell's side) and u32 boundary table entry,
-//! then per edge four float64 `[in1, out1, in2, out2]` (m³), then the CRC-32 of everything
-//! before it. Edges are keyed by (global cell, slot, entry), so any rank count reads them.
+//! File (framed as `side_file.rs` says): magic `PYCNOBGT`, word 0, then per edge its cell's
+//! u32 global id, u32 slot (the cell's side) and u32 boundary table entry, then per edge four
+//! float64 `[in1, out1, in2, out2]` (m³). Edges are keyed by (global cell, slot, entry), so any rank count reads them.
 
-use crate::util::atomic::write_bytes_atomic;
-use crate::util::files::read_regular;
-use anyhow::{bail, Context, Result};
+use super::side_file::{f64_at, u32_at, Kind, HEADER};
+use anyhow::{bail, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-const MAGIC: &[u8; 8] = b"PYCNOBGT";
-const VERSION: u32 = 1;
-const HEADER: usize = 8 + 4 + 4 + 8 + 8;
+const KIND: Kind = Kind {
+    magic: b"PYCNOBGT",
+    version: 1,
+    word: 0,
+    prefix: "budget",
+    noun: "boundary budget",
+    item: "edge",
+    item_bytes: 12 + 32,
+};
 
 /// An open boundary edge: its cell's global id, the cell's slot and the table entry.
 pub type EdgeKey = (u32, u32, u32);
 
 pub fn file(dir: &Path, rank: usize) -> PathBuf {
-    dir.join(format!("budget_{rank:05}.bin"))
+    KIND.file(dir, rank)
 }
 
 /// Whether `name` is one of these files (checkpoint pruning removes only pycno's files).
 pub fn is_file_name(name: &str) -> bool {
-    let rank = name.strip_prefix("budget_").and_then(|r| r.strip_suffix(".bin"));
-    rank.is_some_and(|r| r.len() == 5 && r.bytes().all(|b| b.is_ascii_digit()))
+    KIND.is_file_name(name)
 }
 
 /// This rank's edges at checkpoint `dir` (its directory exists: the rank file is written
@@ -41,25 +44,18 @@ pub fn write_rank(dir: &Path, rank: usize, step: u64, edges: &[EdgeKey], budget:
     if edges.len() != budget.len() {
         bail!("{} boundary edges with {} budgets", edges.len(), budget.len());
     }
-    let mut b = Vec::with_capacity(HEADER + edges.len() * (12 + 32) + 4);
-    b.extend_from_slice(MAGIC);
-    b.extend_from_slice(&VERSION.to_le_bytes());
-    b.extend_from_slice(&0u32.to_le_bytes());
-    b.extend_from_slice(&step.to_le_bytes());
-    b.extend_from_slice(&(edges.len() as u64).to_le_bytes());
-    for &(g, s, e) in edges {
-        for x in [g, s, e] {
-            b.extend_from_slice(&x.to_le_bytes());
+    KIND.write(dir, rank, step, edges.len(), |b| {
+        for &(g, s, e) in edges {
+            for x in [g, s, e] {
+                b.extend_from_slice(&x.to_le_bytes());
+            }
         }
-    }
-    for r in budget {
-        for x in r {
-            b.extend_from_slice(&x.to_le_bytes());
+        for r in budget {
+            for x in r {
+                b.extend_from_slice(&x.to_le_bytes());
+            }
         }
-    }
-    let crc = crc32fast::hash(&b);
-    b.extend_from_slice(&crc.to_le_bytes());
-    write_bytes_atomic(&file(dir, rank), &b)
+    })
 }
 
 /// Every edge's budget from the `ranks` files of checkpoint `dir` at `step`, or `None` when
@@ -71,39 +67,14 @@ pub fn read_all(dir: &Path, ranks: usize, step: u64) -> Result<Option<HashMap<Ed
     }
     let mut out = HashMap::new();
     for rank in 0..ranks {
-        let path = file(dir, rank);
-        let b = read_regular(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        let what = |m: &str| anyhow::anyhow!("boundary budget file {}: {m}", path.display());
-        if b.len() < HEADER + 4 || &b[..8] != MAGIC {
-            return Err(what("truncated, or not a pycno boundary budget file"));
-        }
-        let (body, tail) = b.split_at(b.len() - 4);
-        if crc32fast::hash(body) != u32::from_le_bytes(tail.try_into().unwrap()) {
-            return Err(what("checksum mismatch: the file is corrupted or truncated"));
-        }
-        let u32_at = |o: usize| u32::from_le_bytes(body[o..o + 4].try_into().unwrap());
-        let u64_at = |o: usize| u64::from_le_bytes(body[o..o + 8].try_into().unwrap());
-        if u32_at(8) != VERSION {
-            return Err(what("another version of the format"));
-        }
-        if u64_at(16) != step {
-            return Err(what("written at another step than its checkpoint"));
-        }
-        let n = u64_at(24);
-        if n.checked_mul(12 + 32).and_then(|x| x.checked_add(HEADER as u64)) != Some(body.len() as u64) {
-            return Err(what("wrong size for its edge count"));
-        }
-        let n = n as usize;
+        let (n, body) = KIND.read(dir, rank, step, "")?;
         let vals = HEADER + 12 * n;
         for k in 0..n {
             let o = HEADER + 12 * k;
-            let key = (u32_at(o), u32_at(o + 4), u32_at(o + 8));
-            let v = std::array::from_fn(|i| {
-                let o = vals + (4 * k + i) * 8;
-                f64::from_le_bytes(body[o..o + 8].try_into().unwrap())
-            });
+            let key = (u32_at(&body, o), u32_at(&body, o + 4), u32_at(&body, o + 8));
+            let v = std::array::from_fn(|i| f64_at(&body, vals + (4 * k + i) * 8));
             if out.insert(key, v).is_some() {
-                return Err(what(&format!("edge {key:?} written twice")));
+                bail!("boundary budget file {}: edge {key:?} written twice", file(dir, rank).display());
             }
         }
     }

@@ -8,4 +8,5 @@ pub mod manifest;
 pub mod netcdf;
 pub mod pvd;
 pub mod series;
+pub mod side_file;
 pub mod vtk;

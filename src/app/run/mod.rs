@@ -600,8 +600,8 @@ fn observers(
             GaugeRecorder::new(comm, &s.output.dir, g, &pm.mesh, &pm.topo.cell_centroid, &part.global, at)
         };
         let recorder = agree(comm, recorder)?.in_f32(opts.precision == Precision::F32);
-        let before = run.record.budget_before.clone();
-        let mut gauges = Gauges::new(recorder.with_boundaries(comm, g, &setup.boundaries, &before)?);
+        let before = &run.record.budget_before;
+        let mut gauges = Gauges::new(recorder.with_boundaries(comm, g, &setup.boundaries, before)?);
         if let Some(r) = resume {
             gauges.resume(run, b, r.step, r.time)?;
         }
