@@ -36,7 +36,8 @@ __device__ __forceinline__ void turn(T qx, T qy, T hin, T hg, T dun, T nx, T ny,
     oy = hg * (un * ny + ut * nx);
 }
 
-// Prescribed elevations, velocities from the outgoing characteristics (elevation_ghost).
+// The given surface, the interface radiated, velocities from the outgoing characteristics
+// (elevation_ghost).
 template <typename T>
 __device__ __forceinline__ Side<T> elevation_ghost(const Model<T>& m, const Boundary<T>& b, const Side<T>& inner,
                                                    T nx, T ny) {
@@ -58,9 +59,16 @@ __device__ __forceinline__ Side<T> elevation_ghost(const Model<T>& m, const Boun
     T du = -(m.g / ce) * de1;
     T ds = T(0);
     if (wet1 && wet2) {
+        // The internal mode radiated against the given interface (elevation_ghost).
         T ci = rt_sqrt(m.g * (one - m.r) * h1 * h2 / h);
-        T z = de2 - h2 / h * de1;
-        ds = ci * h / (h1 * h2) * z;
+        T k = h1 * h2 / (ci * h);
+        T sc = (inner.q1x * nx + inner.q1y * ny) / h1 - (inner.q2x * nx + inner.q2y * ny) / h2;
+        T zc = (-de2) + h2 / h * de1;
+        T out = T(0.5) * (zc - k * sc);
+        d2 = d2 + out;
+        if (d2 < bed) d2 = bed;
+        if (d2 > top) d2 = top;
+        ds = -(out / k) - sc;
     }
     Side<T> g = inner;
     g.d1 = surface - d2;
