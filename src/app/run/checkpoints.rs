@@ -346,7 +346,9 @@ impl Observer for Checkpoints {
     }
     fn step(&mut self, run: &mut RunContext, b: &mut dyn Backend, done: StepDone) -> Result<()> {
         if self.due(run.comm, done.step) {
+            let clock = Instant::now();
             self.write(run, b, done.step, done.time)?;
+            run.record.output_seconds += clock.elapsed().as_secs_f64();
         }
         Ok(())
     }

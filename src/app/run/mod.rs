@@ -455,9 +455,12 @@ pub fn simulate(
                 r.dt_min = r.dt_min.min(dt_min);
                 r.dt_max = r.dt_max.max(dt_max);
                 let done = StepDone { step, time, dt };
+                let (clock, written) = (Instant::now(), run.record.output_seconds);
                 for o in observers.iter_mut() {
                     o.step(&mut run, b, done)?;
                 }
+                let r = &mut run.record;
+                r.observer_seconds += clock.elapsed().as_secs_f64() - (r.output_seconds - written);
             }
             Event::Output { index, time, step } => {
                 let clock = Instant::now();

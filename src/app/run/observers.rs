@@ -30,8 +30,13 @@ pub struct RunRecord {
     pub fallbacks_before: u64,
     /// Mass through each boundary table entry before this process started (a restart).
     pub budget_before: Vec<[f64; 4]>,
-    /// Seconds spent writing frames and gauges.
+    /// Seconds spent writing frames, gauges and checkpoints.
     pub output_seconds: f64,
+    /// Seconds the observers took after steps other than writing (sampling gauges, folding
+    /// max maps): stepping time, since on a GPU most of it is the wait for the step's kernels
+    /// that a read of the state has to make (issue 44: runs with gauges reported up to twice
+    /// their speed when it was left out).
+    pub observer_seconds: f64,
     /// When and by which command the run started (the NetCDF file's `history`); a restart
     /// keeps its checkpoint's (none from an earlier pycno's checkpoint, whose file has none).
     pub history: Option<String>,
@@ -50,6 +55,7 @@ impl RunRecord {
             fallbacks_before: 0,
             budget_before: vec![],
             output_seconds: 0.0,
+            observer_seconds: 0.0,
             history: Some(history),
         }
     }
@@ -67,6 +73,7 @@ impl RunRecord {
             fallbacks_before: r.hyperbolicity_fallbacks,
             budget_before,
             output_seconds: 0.0,
+            observer_seconds: 0.0,
             history: r.history.clone(),
         }
     }

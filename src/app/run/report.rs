@@ -235,8 +235,10 @@ pub fn run_stats(
     let (m1_end, m2_end) = layer_masses(&end_state, &part.area);
     let cells = part.global_cells;
     let steps_here = ls.steps - first_step;
-    // Per-rank phase times, and the slowest rank's stepping time (the run's).
-    let per_rank = comm.all_gather_f64(&[&ls.phases.to_array()[..], &[ls.stepping_seconds]].concat());
+    // Per-rank phase times, and the slowest rank's stepping time (the run's), with what the
+    // observers took after steps (`RunRecord::observer_seconds`).
+    let stepping_here = ls.stepping_seconds + run.record.observer_seconds;
+    let per_rank = comm.all_gather_f64(&[&ls.phases.to_array()[..], &[stepping_here]].concat());
     let width = PhaseTimes::NAMES.len() + 1;
     let phases_per_rank: Vec<PhaseTimes> = per_rank.chunks(width).map(PhaseTimes::from_slice).collect();
     let stepping_seconds = per_rank.chunks(width).map(|c| c[width - 1]).fold(0.0, f64::max);
