@@ -169,9 +169,13 @@ enum Command {
         /// Runs per size; the median is reported.
         #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = pycno::app::repeat_arg)]
         repeat: usize,
-        /// Simulated time of each run, in seconds.
-        #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
-        t_end: f64,
+        /// Simulated time of each run, in seconds (default 0.1; with --study 600).
+        #[arg(long, allow_negative_numbers = true)]
+        t_end: Option<f64>,
+        /// The study benchmark: a strait-like channel 170 km by 20 km with a tide, an open
+        /// end, friction, Coriolis, gauges and max maps, instead of the paper's dam break.
+        #[arg(long)]
+        study: bool,
         /// Print JSON (the stats.json fields per size) instead of a table.
         #[arg(long)]
         json: bool,
@@ -389,11 +393,16 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
         }
         Command::Schema => say!("{}", pycno::app::schema::scenario_schema())?,
         Command::Plot { .. } => unreachable!("handled in main"),
-        Command::Bench { cells, precision, repeat, t_end, json, backend, profile, order, .. } => {
-            let opts = BenchOptions { cells, precision, repeat, t_end, backend, profile, order };
+        Command::Bench { cells, precision, repeat, t_end, study, json, backend, profile, order, .. } => {
+            let t_end = t_end.unwrap_or(pycno::app::bench::default_t_end(study));
+            let opts = BenchOptions { cells, precision, repeat, t_end, backend, profile, order, study };
             opts.validate()?;
             if !json {
-                say!("paper benchmark to t = {t_end}, {precision:?}, backend {backend:?}, {} CPU threads, median of {repeat}", rayon::current_num_threads())?;
+                let what = if study { "study benchmark" } else { "paper benchmark" };
+                say!(
+                    "{what} to t = {t_end}, {precision:?}, backend {backend:?}, {} CPU threads, median of {repeat}",
+                    rayon::current_num_threads()
+                )?;
                 say!("{}", table_header())?;
             }
             let all = bench(&opts, |s| {

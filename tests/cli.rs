@@ -543,6 +543,41 @@ fn bench_json_reports_each_size() {
     assert!(files_under(d.path()).is_empty(), "bench wrote {:?}", files_under(d.path()));
 }
 
+/// The study benchmark runs the strait-like channel with its open and elevation ends (their
+/// budgets reported), conserves what the budget says, and leaves no file behind (its gauges
+/// and max maps go to a temporary folder it removes).
+#[test]
+fn bench_study_runs_the_channel_with_its_boundaries() {
+    let d = tempdir();
+    let args = ["bench", "--study", "--cells", "1500", "--repeat", "1", "--t-end", "120", "--json", "--backend", "cpu"];
+    let o = ok(d.path(), &args);
+    let v: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e})\n{}", show(&args, &o)));
+    let s = &v.as_array().unwrap_or_else(|| panic!("not an array: {v:#}"))[0];
+    // The ends move water in and out: the budget below, not the masses, must close.
+    check_stats(s, Some(120.0), f64::INFINITY);
+    let tags: Vec<&str> = s["boundaries"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no boundary budget: {s:#}"))
+        .iter()
+        .filter_map(|b| b["tag"].as_str())
+        .collect();
+    for want in ["atlantic", "mediterranean"] {
+        assert!(tags.contains(&want), "no budget for {want}: {tags:?}");
+    }
+    for layer in ["mass_balance_layer1", "mass_balance_layer2"] {
+        assert!(num(s, layer).abs() < 1e-6 * num(s, "mass_layer1_start"), "{layer}: {s:#}");
+    }
+    assert!(files_under(d.path()).is_empty(), "bench wrote {:?}", files_under(d.path()));
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("pycno-bench-study-"))
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "bench --study left {left:?}");
+}
+
 #[test]
 fn bench_table_has_a_row_per_size() {
     let d = tempdir();

@@ -1,5 +1,7 @@
-//! `pycno bench`: the paper's benchmark at several cell counts, stepping time only (mesh
-//! generation, set-up and output excluded), median of repeated runs.
+//! `pycno bench`: the paper's benchmark, or with `--study` the study benchmark (a strait-like
+//! channel with tide, open end, friction, Coriolis, gauges and max maps:
+//! `Scenario::study_benchmark`), at several cell counts, stepping time only (mesh generation,
+//! set-up and output excluded), median of repeated runs.
 
 use super::run::{choose_backend, simulate, stored_cells, BackendChoice, Precision, RunOptions, Setup};
 use super::scenario_mesh;
@@ -19,18 +21,33 @@ pub struct BenchOptions {
     pub profile: bool,
     /// `physics.order` of the benchmark's scenario (1 or 2).
     pub order: u32,
+    /// The study benchmark instead of the paper's.
+    pub study: bool,
 }
 
 /// The longest simulated time `bench` runs: the benchmark times the paper's first tenth of a
 /// second; a longer run is a study for `pycno run`, which shows its progress and can be
 /// stopped and resumed, and a huge `--t-end` would otherwise keep `bench` busy for ever.
 pub const MAX_T_END: f64 = 100.0;
+/// The same for the study benchmark, whose waves are slower: a day.
+pub const MAX_T_END_STUDY: f64 = 86400.0;
+
+/// The simulated time a benchmark runs when none is asked: the paper's first tenth of a
+/// second, or ten minutes of the study (about 750 steps at 10^6 cells).
+pub fn default_t_end(study: bool) -> f64 {
+    if study {
+        600.0
+    } else {
+        0.1
+    }
+}
 
 impl BenchOptions {
     pub fn validate(&self) -> Result<()> {
-        if !(self.t_end > 0.0 && self.t_end <= MAX_T_END) {
+        let max = if self.study { MAX_T_END_STUDY } else { MAX_T_END };
+        if !(self.t_end > 0.0 && self.t_end <= max) {
             anyhow::bail!(
-                "bench --t-end (the benchmark's time.end): expected a simulated time in (0, {MAX_T_END}] seconds, found {:?} (for longer runs use pycno run)",
+                "bench --t-end (the benchmark's time.end): expected a simulated time in (0, {max}] seconds, found {:?} (for longer runs use pycno run)",
                 self.t_end
             );
         }
@@ -43,7 +60,9 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats) -> Result
     let choice = choose_backend(opts.backend, false)?;
     let mut all = Vec::new();
     for &n in &opts.cells {
-        let mut s = Scenario::paper_benchmark(n);
+        // The study's gauges and max maps are written to a folder of its own, removed after.
+        let out = std::env::temp_dir().join(format!("pycno-bench-study-{}", std::process::id()));
+        let mut s = if opts.study { Scenario::study_benchmark(n, &out)? } else { Scenario::paper_benchmark(n) };
         s.time.end = opts.t_end;
         s.physics.order = opts.order;
         s.validate()?;
@@ -61,9 +80,13 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats) -> Result
         };
         let mut runs = Vec::new();
         for _ in 0..opts.repeat.max(1) {
-            let setup = Setup::new(&s, &pm, &depth, &cells);
-            let st = simulate(&setup, &ro, choice, &Single, None)?;
-            runs.push(st);
+            let setup =
+                Setup { boundaries: s.boundary_table(&pm.mesh, &pm.topo)?, ..Setup::new(&s, &pm, &depth, &cells) };
+            let st = simulate(&setup, &ro, choice, &Single, None);
+            if opts.study {
+                let _ = std::fs::remove_dir_all(&out);
+            }
+            runs.push(st?);
         }
         runs.sort_by(|a, b| a.stepping_seconds.total_cmp(&b.stepping_seconds));
         let mut st = runs.swap_remove(runs.len() / 2);

@@ -452,6 +452,36 @@ impl Scenario {
         s
     }
 
+    /// The study benchmark (`pycno bench --study`, issue 44): a strait-like channel 170 km by
+    /// 20 km at `cells` cells with what a modeller's study has and the paper's benchmark has
+    /// not: a sill, a tide at an `elevation` end, an `open` end, Manning and interlayer
+    /// friction, Coriolis, two gauges and boundary discharge gauges every minute, and max
+    /// maps. Its speed is the one users see. Outputs go to `dir`.
+    pub fn study_benchmark(cells: u64, dir: &Path) -> Result<Scenario> {
+        let text = format!(
+            r#"{{
+  "name": "study",
+  "domain": {{ "outer": [[0, -10000], [170000, -10000], [170000, 10000], [0, 10000]],
+              "outer_tags": ["coast", "mediterranean", "coast", "atlantic"] }},
+  "resolution": {{ "cells": {cells} }},
+  "bathymetry": [{{ "type": "constant", "depth": 800 }}, {{ "type": "sill", "x0": 85000, "height": 500, "width": 8000 }}],
+  "initial": {{ "type": "dam_break_x", "x0": 85000, "interface_left": -650, "interface_right": -150, "surface": 0 }},
+  "physics": {{ "r": 0.998, "manning": 0.02, "interlayer_friction": 3e-4, "coriolis": {{ "latitude": 36 }},
+               "reference": {{ "surface": 0, "interface": -150 }} }},
+  "boundaries": {{
+    "atlantic": {{ "type": "elevation", "surface": {{ "mean": 0, "tides": [{{ "amplitude": 0.5, "period": 44714, "phase": 0 }}] }}, "interface": -650 }},
+    "mediterranean": {{ "type": "open" }},
+    "coast": {{ "type": "wall" }}
+  }},
+  "gauges": {{ "interval": 60, "points": [{{ "name": "narrows", "at": [85000, 0] }}, {{ "name": "west", "at": [62000, 0] }}],
+              "boundaries": ["atlantic", "mediterranean"] }},
+  "time": {{ "end": 600 }},
+  "output": {{ "dir": {dir:?}, "max_maps": {{}} }}
+}}"#
+        );
+        Self::from_json(&text)
+    }
+
     /// Parse and validate a scenario file. Errors name the file and the field.
     pub fn from_file(path: &Path) -> Result<Scenario> {
         let text = crate::util::files::read_regular_to_string(path)
