@@ -27,8 +27,7 @@ mod common;
 #[path = "common/two_layer_1d.rs"]
 mod two_layer_1d;
 use common::masses;
-use std::io::Write;
-use std::path::Path;
+use common::strip::Strip;
 
 const G: f64 = 9.81;
 const COLUMNS: usize = 500;
@@ -55,33 +54,11 @@ impl Lock {
     }
 }
 
-/// A channel one cell wide over [-half, half]: `columns` columns of two right triangles, as
-/// Triangle's .node and .ele files in `dir`; returns the .node file.
-fn strip(dir: &Path, columns: usize, half: f64) -> std::path::PathBuf {
-    let dx = 2.0 * half / columns as f64;
-    let node = dir.join("strip.node");
-    let mut f = std::fs::File::create(&node).unwrap();
-    writeln!(f, "{} 2 0 0", 2 * (columns + 1)).unwrap();
-    for j in 0..2 {
-        for i in 0..=columns {
-            writeln!(f, "{} {:?} {:?}", j * (columns + 1) + i + 1, -half + i as f64 * dx, j as f64 * dx).unwrap();
-        }
-    }
-    let mut f = std::fs::File::create(dir.join("strip.ele")).unwrap();
-    writeln!(f, "{} 3 0", 2 * columns).unwrap();
-    for i in 0..columns {
-        let (a, b, c, d) = (i + 1, i + 2, columns + 1 + i + 2, columns + 1 + i + 1);
-        writeln!(f, "{} {a} {b} {c}\n{} {a} {c} {d}", 2 * i + 1, 2 * i + 2).unwrap();
-    }
-    node
-}
-
 /// Column averages of h1 and h2 at the end, on pycno's CPU backend in f64, the scenario's
 /// defaults (the dry tolerance resolved as `pycno run` resolves it).
 fn pycno(lock: &Lock) -> (Vec<f64>, Vec<f64>) {
     let dir = tempfile::tempdir().unwrap();
-    let half = lock.half();
-    let node = strip(dir.path(), COLUMNS, half);
+    let node = strip(lock).write(dir.path());
     let s = common::scenario(&format!(
         r#"{{
         "name": "lock",
@@ -101,23 +78,17 @@ fn pycno(lock: &Lock) -> (Vec<f64>, Vec<f64>) {
     let topo = &out.pm.topo;
     let (m0, m1) = (masses(&out.start, &topo.cell_area), masses(&out.end, &topo.cell_area));
     assert!((m1.0 - m0.0).abs() <= 1e-13 * m0.0 && (m1.1 - m0.1).abs() <= 1e-13 * m0.1, "mass {m0:?} -> {m1:?}");
-    let dx = 2.0 * half / COLUMNS as f64;
-    let (mut h1, mut h2, mut area) = (vec![0.0; COLUMNS], vec![0.0; COLUMNS], vec![0.0; COLUMNS]);
-    for (c, st) in out.end.iter().enumerate() {
-        let k = (((topo.cell_centroid[c][0] + half) / dx) as usize).min(COLUMNS - 1);
-        let a = topo.cell_area[c];
-        h1[k] += a * st.h1;
-        h2[k] += a * st.h2;
-        area[k] += a;
-    }
-    let avg = |v: Vec<f64>| v.iter().zip(&area).map(|(x, a)| x / a).collect::<Vec<_>>();
-    (avg(h1), avg(h2))
+    strip(lock).averages(&topo.cell_centroid, &topo.cell_area, &out.end)
+}
+
+/// The channel: one cell wide over [-half, half].
+fn strip(lock: &Lock) -> Strip {
+    Strip { columns: COLUMNS, lo: -lock.half(), hi: lock.half() }
 }
 
 /// Column centres of the strip.
 fn centres(lock: &Lock) -> Vec<f64> {
-    let dx = 2.0 * lock.half() / COLUMNS as f64;
-    (0..COLUMNS).map(|i| -lock.half() + (i as f64 + 0.5) * dx).collect()
+    strip(lock).centres()
 }
 
 /// The fronts in units of c t: the last column with h2 > 1e-3 H, the first with h1 > 1e-3 H.

@@ -4,13 +4,14 @@
 pub mod cli;
 pub mod ocean;
 pub mod skip;
+pub mod strip;
 
 use pycno::app::{scenario_mesh, PreparedMesh};
 use pycno::comm::Single;
 use pycno::physics::CellState;
 use pycno::physics::{Model, Real};
 use pycno::scenario::{initial, Scenario};
-use pycno::solver::stepper::{step_loop, LoopStats, Schedule};
+use pycno::solver::stepper::{step_loop, Event, LoopStats, Schedule};
 use pycno::solver::{Backend, CpuBackend, Layout};
 
 /// The repository: where the tests were built, or `PYCNO_ROOT` (a bundled test binary run on
@@ -35,6 +36,17 @@ pub struct Outcome {
 /// Run `s` to `s.time.end` (or `max_steps`) on the CPU in precision `T`, at its
 /// `physics.order`, with its dry tolerance resolved as a run resolves it.
 pub fn run<T: Real>(s: &Scenario, max_steps: Option<u64>) -> Outcome {
+    run_observed::<T>(s, max_steps, &[], &mut |_, _, _| {})
+}
+
+/// [`run`], handing the state at each of the increasing `outputs` times (in (0, end]) to
+/// `on_output` with the time and the mesh.
+pub fn run_observed<T: Real>(
+    s: &Scenario,
+    max_steps: Option<u64>,
+    outputs: &[f64],
+    on_output: &mut dyn FnMut(f64, &PreparedMesh, Vec<CellState>),
+) -> Outcome {
     let pm = scenario_mesh(s).expect("mesh");
     let (depth, initial) = initial::evaluate(s, &pm.topo.cell_centroid).expect("initial state");
     // The dry tolerance as `pycno run` resolves it (scaled to the water unless given).
@@ -47,8 +59,14 @@ pub fn run<T: Real>(s: &Scenario, max_steps: Option<u64>) -> Outcome {
     lay.set_boundaries(&pm.topo.edge_tag, &table);
     let mut b = CpuBackend::new(params, lay).unwrap().with_order(s.physics.order).unwrap();
     let start = b.state().unwrap();
-    let plan = plan(s, max_steps);
-    let stats = step_loop(&mut b, &Single, &plan, &mut |_, _| Ok(())).expect("run");
+    let plan = Schedule { outputs, ..plan(s, max_steps) };
+    let stats = step_loop(&mut b, &Single, &plan, &mut |b, ev| {
+        if let Event::Output { time, .. } = ev {
+            on_output(time, &pm, b.state()?);
+        }
+        Ok(())
+    })
+    .expect("run");
     let end = b.state().unwrap();
     let fallbacks = b.fallbacks().unwrap();
     Outcome { pm, depth, start, end, stats, fallbacks }
