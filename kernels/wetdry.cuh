@@ -1,7 +1,8 @@
 // Vanishing layers and dry land: a line-by-line mirror of src/physics/wetdry.rs (change both
 // together; tests/gpu_probes.rs compares them). An edge with a layer thinner than m.thin on
 // either side takes dry_flux: per layer, the hydrostatic reconstruction over what lies
-// beneath it and Rusanov's flux, exactly zero at rest, positive under the reported speed.
+// beneath it and an HLL flux (Einfeldt's bounds, u + 2c at a dry bed), exactly zero at
+// rest, positive under the reported speed.
 #pragma once
 
 // Whether an edge with these four thicknesses takes dry_flux (a NaN compares false).
@@ -24,17 +25,34 @@ template <typename T> __device__ __forceinline__ void wd_reconstruct(T hi, T hj,
     dh = (ri > T(0) && rj > T(0)) ? ds : rj - ri;
 }
 
-// One layer's Rusanov flux: out = (mass, normal momentum word of i, of j, tangential flux).
+// The slowest and fastest normal velocity of the layers present on one side.
+template <typename T> __device__ __forceinline__ void wd_span(T h1, T u1, T h2, T u2, T& lo, T& hi) {
+    if (h1 > T(0) && h2 > T(0)) { lo = rt_min(u1, u2); hi = rt_max(u1, u2); }
+    else if (h1 > T(0)) { lo = u1; hi = u1; }
+    else { lo = u2; hi = u2; }
+}
+
+// A layer's Roe-averaged (sqrt h-weighted) velocity between its two sides (0 where absent).
+template <typename T> __device__ __forceinline__ T wd_roe(T hi, T ui, T hj, T uj) {
+    T si = rt_sqrt(hi), sj = rt_sqrt(hj);
+    T w = si + sj;
+    return w > T(0) ? (si * ui + sj * uj) / w : T(0);
+}
+
+// Whether the reconstruction cuts a present layer h to half or less (h* <= h/2).
+template <typename T> __device__ __forceinline__ bool wd_cut(T h, T r) { return h > T(0) && r <= T(0.5) * h; }
+
+// One layer's HLL flux between reconstructed states, bounds sl <= 0 <= sr, d = sr - sl > 0:
+// out = (mass, normal momentum word of i, of j, tangential flux).
 template <typename T>
-__device__ __forceinline__ void wd_layer_flux(T g, T a, T hi, T hj, T dh, T vix, T viy, T vjx, T vjy, T nx, T ny, T* out) {
-    const T half = T(0.5);
+__device__ __forceinline__ void wd_layer_flux(T g, T sl, T sr, T d, T hi, T hj, T dh, T vix, T viy, T vjx, T vjy, T nx, T ny, T* out) {
     T uni = vix * nx + viy * ny, unj = vjx * nx + vjy * ny;
     T qi = hi * uni, qj = hj * unj;
-    T mass = half * (qi + qj) - half * a * dh;
-    T adv = half * (qi * uni + qj * unj) - half * a * (qj - qi);
-    T pressure = T(0.25) * g * (hi + hj) * dh;
+    T mass = (sr * qi - sl * qj + sl * sr * dh) / d;
+    T adv = (sr * (qi * uni) - sl * (qj * unj) + sl * sr * (qj - qi)) / d;
+    T dp = T(0.5) * g * (hi + hj) * dh;
     T ut = mass > T(0) ? viy * nx - vix * ny : vjy * nx - vjx * ny;
-    out[0] = mass; out[1] = adv + pressure; out[2] = adv - pressure; out[3] = mass * ut;
+    out[0] = mass; out[1] = adv - sl * dp / d; out[2] = adv - sr * dp / d; out[3] = mass * ut;
 }
 
 template <typename T>
@@ -64,19 +82,46 @@ __device__ __forceinline__ EdgeFlux<T> dry_flux(const Model<T>& m, const Side<T>
     T r2i, r2j, dh2;
     wd_reconstruct(h2i, h2j, ds2 - (h2j - h2i), ds2, r2i, r2j, dh2);
 
-    T ai = rt_max(rt_abs(v1ix * nx + v1iy * ny), rt_abs(v2ix * nx + v2iy * ny)) + rt_sqrt(g * (h1i + h2i));
-    T aj = rt_max(rt_abs(v1jx * nx + v1jy * ny), rt_abs(v2jx * nx + v2jy * ny)) + rt_sqrt(g * (h1j + h2j));
-    T a = rt_max(ai, aj);
+    // HLL bounds, one pair for both layers, from the cells' own states.
+    T u1i = v1ix * nx + v1iy * ny, u2i = v2ix * nx + v2iy * ny;
+    T u1j = v1jx * nx + v1jy * ny, u2j = v2jx * nx + v2jy * ny;
+    T hi = h1i + h2i, hj = h1j + h2j;
+    T ci = rt_sqrt(g * hi), cj = rt_sqrt(g * hj);
+    T loi, hii, loj, hij;
+    wd_span(h1i, u1i, h2i, u2i, loi, hii);
+    wd_span(h1j, u1j, h2j, u2j, loj, hij);
+    const T two = T(2);
+    T sl, sr;
+    if (hj == T(0)) {
+        // Dry bed at j: the front runs at u + 2c.
+        sl = loi - ci; sr = hii + two * ci;
+    } else if (hi == T(0)) {
+        sl = loj - two * cj; sr = hij + cj;
+    } else {
+        // Einfeldt, widened to hold every present layer's velocity.
+        T c = rt_sqrt(g * (T(0.5) * (hi + hj)));
+        T lo, up;
+        wd_span(h1i + h1j, wd_roe(h1i, u1i, h1j, u1j), h2i + h2j, wd_roe(h2i, u2i, h2j, u2j), lo, up);
+        sl = rt_min(rt_min(loi - ci, lo - c), loj); sr = rt_max(rt_max(hij + cj, up + c), hii);
+    }
+    // Clamped: an edge whose waves all run one way is upwind. d > 0: some layer is present.
+    sl = rt_min(sl, T(0)); sr = rt_max(sr, T(0));
+    // A step that cuts a present layer to half or less: symmetric bounds.
+    if (wd_cut(h1i, r1i) || wd_cut(h1j, r1j) || wd_cut(h2i, r2i) || wd_cut(h2j, r2j)) {
+        T s = rt_max(-sl, sr);
+        sl = -s; sr = s;
+    }
+    T d = sr - sl;
 
     T f1[4], f2[4];
-    wd_layer_flux(g, a, r1i, r1j, dh1, v1ix, v1iy, v1jx, v1jy, nx, ny, f1);
-    wd_layer_flux(g, a, r2i, r2j, dh2, v2ix, v2iy, v2jx, v2jy, nx, ny, f2);
+    wd_layer_flux(g, sl, sr, d, r1i, r1j, dh1, v1ix, v1iy, v1jx, v1jy, nx, ny, f1);
+    wd_layer_flux(g, sl, sr, d, r2i, r2j, dh2, v2ix, v2iy, v2jx, v2jy, nx, ny, f2);
     EdgeFlux<T> f;
     f.i[0] = f1[0]; f.i[1] = f1[1] * nx - f1[3] * ny; f.i[2] = f1[1] * ny + f1[3] * nx;
     f.i[3] = f2[0]; f.i[4] = f2[1] * nx - f2[3] * ny; f.i[5] = f2[1] * ny + f2[3] * nx;
     f.j[0] = f1[0]; f.j[1] = f1[2] * nx - f1[3] * ny; f.j[2] = f1[2] * ny + f1[3] * nx;
     f.j[3] = f2[0]; f.j[4] = f2[2] * nx - f2[3] * ny; f.j[5] = f2[2] * ny + f2[3] * nx;
-    f.speed = T(2) * a;
+    f.speed = two * rt_max(-sl, sr);
     f.fallback = false;
     return f;
 }
