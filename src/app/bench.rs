@@ -78,10 +78,10 @@ pub fn bench(opts: &BenchOptions, mut on_result: impl FnMut(&RunStats) -> Result
             kernel_timing: opts.profile,
             ..Default::default()
         };
+        let boundaries = s.boundary_table(&pm.mesh, &pm.topo)?;
         let mut runs = Vec::new();
         for _ in 0..opts.repeat.max(1) {
-            let setup =
-                Setup { boundaries: s.boundary_table(&pm.mesh, &pm.topo)?, ..Setup::new(&s, &pm, &depth, &cells) };
+            let setup = Setup { boundaries: boundaries.clone(), ..Setup::new(&s, &pm, &depth, &cells) };
             let st = simulate(&setup, &ro, choice, &Single, None);
             if opts.study {
                 let _ = std::fs::remove_dir_all(&out);

@@ -458,6 +458,8 @@ impl Scenario {
     /// friction, Coriolis, two gauges and boundary discharge gauges every minute, and max
     /// maps. Its speed is the one users see. Outputs go to `dir`.
     pub fn study_benchmark(cells: u64, dir: &Path) -> Result<Scenario> {
+        // A JSON string, whatever characters the temporary folder's path holds.
+        let dir = serde_json::to_string(dir)?;
         let text = format!(
             r#"{{
   "name": "study",
@@ -476,7 +478,7 @@ impl Scenario {
   "gauges": {{ "interval": 60, "points": [{{ "name": "narrows", "at": [85000, 0] }}, {{ "name": "west", "at": [62000, 0] }}],
               "boundaries": ["atlantic", "mediterranean"] }},
   "time": {{ "end": 600 }},
-  "output": {{ "dir": {dir:?}, "max_maps": {{}} }}
+  "output": {{ "dir": {dir}, "max_maps": {{}} }}
 }}"#
         );
         Self::from_json(&text)
