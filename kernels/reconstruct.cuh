@@ -15,6 +15,9 @@
 // presence bits: a layer at least m.thin thick, or at most m.dry_tolerance (absent).
 #define RC_THICK 1
 #define RC_ABSENT 2
+// reconstruct.rs: FRONT_SPAN, FRONT_INSIDE (where the interface's factor bounds the others').
+#define RC_FRONT_SPAN 1e-3
+#define RC_FRONT_INSIDE 0.01
 
 // Rust's f32::max / f32::min (a NaN argument loses), which the limiter's bounds use.
 __device__ __forceinline__ float rc_max(float a, float b) { return fmaxf(a, b); }
@@ -110,6 +113,40 @@ __device__ __forceinline__ void rc_face(const Model<T>& m, const T* stored, cons
     out[5] = h2 * rc_at(u[5], g[5], r);
 }
 
+// rc_limit: variable v's unlimited least-squares gradient (gx, gy) and its Barth-Jespersen
+// factor: the largest phi <= 1 keeping every midpoint within [lo, hi], but a wall's; one
+// division for the midpoints above the centre (the largest delta) and one for those below
+// (reconstruct.rs says why that is the same bits).
+template <typename T>
+__device__ __forceinline__ T rc_limit(const T* u, const T (*nb)[RC_VARS], const T (*w)[2], const T (*r)[2],
+                                      const bool* walls, int v, T& gx, T& gy, T& above, T& below) {
+    gx = T(0);
+    gy = T(0);
+    T hi = u[v], lo = u[v];
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        T du = nb[k][v] - u[v];
+        gx = gx + w[k][0] * du;
+        gy = gy + w[k][1] * du;
+        hi = rc_max(hi, nb[k][v]);
+        lo = rc_min(lo, nb[k][v]);
+    }
+    T up = T(0), down = T(0);
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        if (walls[k]) continue;
+        T delta = gx * r[k][0] + gy * r[k][1];
+        up = rc_max(up, delta);
+        down = rc_min(down, delta);
+    }
+    T phi = T(1);
+    if (up > T(0)) phi = rc_min(phi, rc_div_any(hi - u[v], up));
+    if (down < T(0)) phi = rc_min(phi, rc_div_any(lo - u[v], down));
+    above = hi - u[v];
+    below = u[v] - lo;
+    return phi;
+}
+
 // limited_gradients: from the cell's numbers u over depth `depth`, its neighbours' nb (ghosts
 // formed), the presence bits and-ed over them, the stencil's weights w and midpoint offsets r,
 // and which slots are walls. Zero where the cell stays first order.
@@ -123,34 +160,24 @@ __device__ __forceinline__ void rc_limited_gradients(const Model<T>& m, const T*
     bool absent[2] = {(layers[0] & RC_ABSENT) != 0, (layers[1] & RC_ABSENT) != 0};
     // Both thick, or one thick and the other absent.
     if (!((thick[0] || absent[0]) && (thick[1] || absent[1]) && (thick[0] || thick[1]))) return;
+    // The interface's factor bounds every other variable's (reconstruct.rs: one factor at a
+    // steep interface).
+    T interface = T(1);
+    if (thick[1]) {
+        T gx, gy, above, below;
+        T phi = rc_limit(u, nb, w, r, walls, 3, gx, gy, above, below);
+        g[3][0] = phi * gx;
+        g[3][1] = phi * gy;
+        // A front (reconstruct.rs: FRONT_SPAN, FRONT_INSIDE), not rounding nor an extremum.
+        T near = rc_min(above, below), far = rc_max(above, below);
+        if (far > T(RC_FRONT_SPAN) * depth && near > T(RC_FRONT_INSIDE) * far) interface = phi;
+    }
 #pragma unroll
     for (int v = 0; v < RC_VARS; ++v) {
         // The variables of a thick layer only.
-        if (!thick[v / 3]) continue;
-        T gx = T(0), gy = T(0);
-        T hi = u[v], lo = u[v];
-#pragma unroll
-        for (int k = 0; k < 3; ++k) {
-            T du = nb[k][v] - u[v];
-            gx = gx + w[k][0] * du;
-            gy = gy + w[k][1] * du;
-            hi = rc_max(hi, nb[k][v]);
-            lo = rc_min(lo, nb[k][v]);
-        }
-        // Barth-Jespersen: the largest phi <= 1 keeping every midpoint within [lo, hi], but a
-        // wall's; one division for the midpoints above the centre (the largest delta) and one
-        // for those below (reconstruct.rs says why that is the same bits).
-        T up = T(0), down = T(0);
-#pragma unroll
-        for (int k = 0; k < 3; ++k) {
-            if (walls[k]) continue;
-            T delta = gx * r[k][0] + gy * r[k][1];
-            up = rc_max(up, delta);
-            down = rc_min(down, delta);
-        }
-        T phi = T(1);
-        if (up > T(0)) phi = rc_min(phi, rc_div_any(hi - u[v], up));
-        if (down < T(0)) phi = rc_min(phi, rc_div_any(lo - u[v], down));
+        if (!thick[v / 3] || v == 3) continue;
+        T gx, gy, above, below;
+        T phi = rc_min(rc_limit(u, nb, w, r, walls, v, gx, gy, above, below), interface);
         g[v][0] = phi * gx;
         g[v][1] = phi * gy;
     }
