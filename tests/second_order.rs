@@ -226,6 +226,16 @@ fn channel_strips(out: &Outcome, bins: usize) -> Vec<f64> {
     (0..bins).map(|b| a1[b] / area[b]).collect()
 }
 
+/// The dam break's h1 at `END` from the independent 1-D solver on `fine` cells, averaged over
+/// `bins` equal strips of the channel (`fine` a multiple of `bins`).
+fn reference_h1(fine: usize, bins: usize) -> Vec<f64> {
+    let mut reference =
+        two_layer_1d::Channel::dam_break(fine, LENGTH, LENGTH / 2.0, 5.0, -(H1[0]), -(H1[1]), 0.998, 9.81);
+    reference.advance(&mut 0.0, END);
+    let per = fine / bins;
+    (0..bins).map(|b| (0..per).map(|k| reference.u[b * per + k][0]).sum::<f64>() / per as f64).collect()
+}
+
 /// The quasi-1D internal dam break of the paper's set-up against a fine reference of an
 /// independent 1-D solver (tests/common/two_layer_1d.rs, 4000 cells): order 2 runs to t = 5
 /// (before the cell-interior term lost its midpoint-rule quadratic part it blew up at
@@ -238,12 +248,7 @@ fn paper_internal_dam_break_runs_and_beats_first_order_at_order_2() {
     let dx: f64 = std::env::var("PYCNO_DAM_DX").ok().and_then(|v| v.parse().ok()).unwrap_or(0.05);
     let bins = (LENGTH / dx).round() as usize;
     let fine: usize = std::env::var("PYCNO_DAM_FINE").ok().and_then(|v| v.parse().ok()).unwrap_or(4000);
-    let mut reference =
-        two_layer_1d::Channel::dam_break(fine, LENGTH, LENGTH / 2.0, 5.0, -(H1[0]), -(H1[1]), 0.998, 9.81);
-    reference.advance(&mut 0.0, END);
-    let per = fine / bins;
-    let r1: Vec<f64> =
-        (0..bins).map(|b| (0..per).map(|k| reference.u[b * per + k][0]).sum::<f64>() / per as f64).collect();
+    let r1 = reference_h1(fine, bins);
     let (rl, rr) = fronts(&r1);
     let mut err = vec![];
     for order in [1, 2] {
@@ -295,11 +300,7 @@ fn variation(h: &[f64]) -> f64 {
 fn one_cell_channel_dam_break_reaches_the_reference_plateau() {
     let columns = 500;
     let strip = Strip { columns, lo: -LENGTH / 2.0, hi: LENGTH / 2.0 };
-    let fine = 8 * columns;
-    let mut reference =
-        two_layer_1d::Channel::dam_break(fine, LENGTH, LENGTH / 2.0, 5.0, -(H1[0]), -(H1[1]), 0.998, 9.81);
-    reference.advance(&mut 0.0, END);
-    let r1: Vec<f64> = (0..columns).map(|b| (0..8).map(|k| reference.u[b * 8 + k][0]).sum::<f64>() / 8.0).collect();
+    let r1 = reference_h1(8 * columns, columns);
     let x = strip.centres();
     let plateau = |h: &[f64]| {
         let sel: Vec<f64> = x.iter().zip(h).filter(|(x, _)| (-0.4..=-0.1).contains(*x)).map(|(_, h)| *h).collect();
