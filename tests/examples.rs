@@ -3,7 +3,9 @@
 //! L-infinity norm of h1, h2 and the four momenta must match the stored ones in
 //! `tests/data/example_norms.json`, in float64 and float32. Each layer's mass must also be
 //! conserved to rounding over the run: start + in - out = end, with what crossed open
-//! boundaries (the strait study; the others have closed walls only).
+//! boundaries (the strait study; the others have closed walls only). Each runs as `pycno run`
+//! sets it up: its boundaries and its resolved dry tolerance (until 2026-11-29 the strait study
+//! ran here with walls all round, so no change to a boundary could show).
 //!
 //! One test body runs on every backend (candle's `test_device!`): `cpu` always, `cuda`
 //! where a GPU is usable (it prints why it skips otherwise). The CPU is deterministic on
@@ -17,7 +19,7 @@
 mod common;
 use common::repo_root;
 use pycno::app::run::part::{make_backend, RankPart};
-use pycno::app::run::{layer_masses, stored_cells, BackendChoice, Precision, Setup};
+use pycno::app::run::{deepest_water, layer_masses, stored_cells, BackendChoice, Precision, Setup};
 use pycno::app::scenario_mesh;
 use pycno::comm::Single;
 use pycno::physics::state::STATE_NAMES as FIELDS;
@@ -60,11 +62,16 @@ fn norms(state: &[CellState], area: &[f64]) -> Vec<[f64; 2]> {
 /// Run the example at `path` to its end on `device` in `precision`, its CFL number `gamma`
 /// times `1 + bump`: its norms, steps and each layer's relative mass change.
 fn run_example(path: &Path, device: BackendChoice, precision: Precision, bump: f64) -> (Vec<[f64; 2]>, u64, [f64; 2]) {
-    let s = Scenario::from_file(path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+    let mut s = Scenario::from_file(path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
     let pm = scenario_mesh(&s).unwrap();
     let (depth, state) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
+    // As `pycno run` sets up: the default dry tolerance from the deepest water, and the
+    // scenario's boundaries (`Setup::new` has walls only; before, the strait study ran here
+    // with walls all round and every example with the 1e-3 m tolerance of an unresolved one).
+    s.physics.resolve_dry_tolerance(deepest_water(&Single, &state));
     let cells = stored_cells(&s, &depth, &state);
-    let setup = Setup::new(&s, &pm, &depth, &cells);
+    let boundaries = s.boundary_table(&pm.mesh, &pm.topo).unwrap();
+    let setup = Setup { boundaries, ..Setup::new(&s, &pm, &depth, &cells) };
     let part = RankPart::new(&pm, &depth, None, None).unwrap();
     let mut b = make_backend(device, precision, &setup, &part, 0).unwrap();
     let plan = Schedule {
@@ -202,10 +209,13 @@ fn check_all(device: BackendChoice) {
             // 2026-11-23: beach_runup's Linf of q2y, the transverse momentum left at the
             // shoreline, 40 times). The other wet/dry examples (lock exchange, slick,
             // seamount) and the probes of tests/gpu_probes.rs hold the dry-aware code tight.
+            // At most 1e-2 of the largest norm, so that the check can still fail: the strait
+            // study with its real boundaries moves by 0.1 at 6 h for one rounding of the time
+            // step in float64 (chaotic), which would allow 10; the GPU differs from the CPU
+            // by 9.3e-4 there (f32: 1.8e-5; H200, 2026-11-29), beach_runup by 1.4e-3.
             let tol = match device {
-                BackendChoice::Cuda => {
-                    tolerance(device, precision).max(100.0 * rounding_sensitivity(&path, precision, &want_n))
-                }
+                BackendChoice::Cuda => tolerance(device, precision)
+                    .max((100.0 * rounding_sensitivity(&path, precision, &want_n)).min(1e-2)),
                 _ => tolerance(device, precision),
             };
             let mut worst = 0.0f64;
