@@ -19,7 +19,9 @@ struct Arrival {
     int reserved;
 };
 
+// 0 where the layer is absent (h <= 0), as the frames' velocity there (not 0/0).
 __device__ __forceinline__ double ext_speed(double qx, double qy, double h) {
+    if (h <= 0.0) return 0.0;
     double u = __ddiv_rn(qx, h), v = __ddiv_rn(qy, h);
     return __dsqrt_rn(__dadd_rn(__dmul_rn(u, u), __dmul_rn(v, v)));
 }

@@ -323,6 +323,50 @@ fn max_maps_equal_the_maximum_over_every_steps_frame() {
     }
 }
 
+/// Where a layer is absent all run (here the lower layer on a seamount that rises through the
+/// interface), the max maps give it speed 0, as the frames give it velocity 0, and not the
+/// 0/0 of its `q/h`: one NaN in a map makes every maximum taken over it (numpy's, xarray's)
+/// a NaN, and the strait study's maps had one on its sill.
+#[test]
+fn max_maps_give_a_layer_absent_all_run_no_speed() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("a.json");
+    let text = r#"{
+  "name": "a",
+  "domain": { "outer": [[-2, -2], [2, -2], [2, 2], [-2, 2]] },
+  "resolution": { "cells": 800 },
+  "bathymetry": { "type": "gaussian_bump", "depth": 5.0, "height": 4.8, "center": [1.2, 1.2], "width": 0.5 },
+  "initial": { "type": "dam_break_x", "x0": 0.0, "interface_left": -1.0, "interface_right": -4.0, "surface": 0.0 },
+  "time": { "end": 0.02, "output_interval": 0.0002 },
+  "output": { "max_maps": {} }
+}"#;
+    std::fs::write(&p, text).unwrap();
+    for precision in ["f64", "f32"] {
+        let out = d.path().join(precision);
+        let args = ["run", p.to_str().unwrap(), "--precision", precision, "--backend", "cpu", "-q", "--out"];
+        ok(pycno(d.path(), &[&args[..], &[out.to_str().unwrap()]].concat()));
+        let list = frames(&out.join("a.pvd"));
+        let mut files: Vec<PathBuf> = list.iter().map(|f| f.1.clone()).collect();
+        files.push(out.join("a_max.vtu"));
+        let mut dumps = dump(&files);
+        let maps = by_cell(&dumps.pop().unwrap());
+        let cells: Vec<_> = dumps.iter().map(by_cell).collect();
+        let mut absent = 0;
+        for (id, v) in &maps["max_speed2"] {
+            let (s1, s2) = (maps["max_speed1"][id][0], v[0]);
+            assert!(s1.is_finite() && s2.is_finite(), "{precision}: cell {id}: speeds {s1} and {s2}");
+            if cells.iter().all(|c| c["h2"][id][0] == 0.0) {
+                assert_eq!(s2, 0.0, "{precision}: cell {id} never had a lower layer");
+                absent += 1;
+            }
+        }
+        assert!(
+            absent > 5 && absent < maps["max_speed2"].len() / 2,
+            "{precision}: {absent} cells without a lower layer"
+        );
+    }
+}
+
 #[test]
 fn max_maps_continue_across_a_restart_and_are_the_same_on_two_ranks() {
     let d = tempfile::tempdir().unwrap();

@@ -53,9 +53,14 @@ pub fn start<T: Real>(h1: T, q1x: T, q1y: T, h2: T, q2x: T, q2y: T, a: Arrival) 
 }
 
 /// `sqrt(u^2 + v^2)` with `u = qx / h`, as the frames' velocities are computed (no fused
-/// multiply-add: the GPU mirror rounds each operation too).
+/// multiply-add: the GPU mirror rounds each operation too); 0 where the layer is absent
+/// (`h <= 0`), as the frames' velocity there. Not 0/0: a layer absent all run kept a NaN in
+/// its map, and one NaN makes every maximum a user takes over the map a NaN.
 #[inline(always)]
 pub fn speed(qx: f64, qy: f64, h: f64) -> f64 {
+    if h <= 0.0 {
+        return 0.0;
+    }
     let (u, v) = (qx / h, qy / h);
     (u * u + v * v).sqrt()
 }
