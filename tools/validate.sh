@@ -6,9 +6,14 @@
 # 1. The shipped strait study (tide, open end, Manning and interlayer friction, Coriolis) for
 #    HOURS simulated hours at orders 1 and 2, on its mesh (5052 cells) and on the two coarser
 #    meshes of meshes/strait/ (2672 and 644 cells): the largest speed of either layer over the output
-#    frames, the free surface's range, the smallest CFL step and the hyperbolicity fallbacks.
+#    frames (and over every step, from the max maps), the free surface's range, the smallest
+#    CFL step and the hyperbolicity fallbacks.
 #    Order 2 passes with its largest speed at most 1.3 times order 1's, the surface within ±1 m
 #    and its smallest step at least a tenth of order 1's.
+#    With REFINE=1 also on two finer meshes of the same meshes/strait/strait.geo, made here with
+#    Gmsh's Python module (`.venv/bin/pip install gmsh`: Gmsh 4.15.2 remakes the shipped mesh
+#    byte for byte) at mesh-size factors 0.5 and 0.25 (19738 and 77950 cells): what the shipped
+#    mesh's figures converge to. Hours on a CPU, minutes on a GPU (BACKEND=cuda).
 # 2. The paper's internal dam break (H = 5, h1 = 0.5 for |x| < 1.5 and 4 beyond, r = 0.998) on a
 #    channel one cell wide (one row of two right triangles per column, walls all round), 500
 #    and 1000 columns, t = 5, f64, both orders: h1 at x = -1.4, in the plateau (the reference,
@@ -28,14 +33,31 @@ cd "$W" || exit 2
 # 1. The strait study, on the shipped mesh ("") and on the two coarser ones of meshes/strait/.
 "$P" example strait_exchange st >/dev/null || { echo "validate: no strait_exchange example"; exit 2; }
 cp "$ROOT"/meshes/strait/strait_2672.msh "$ROOT"/meshes/strait/strait_644.msh st/
-for m in "" _2672 _644; do
+MESHES=("" _2672 _644)
+if [ "${REFINE:-0}" = 1 ]; then
+    for f in 0.5 0.25; do
+        "$PY" - "$ROOT/meshes/strait/strait.geo" "$f" "st/strait_x$f.msh" <<'PYS' ||
+import gmsh, sys
+geo, factor, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+gmsh.initialize(["gmsh", "-v", "2"])
+gmsh.option.setNumber("Mesh.MeshSizeFactor", factor)  # gmsh's -clscale
+gmsh.open(geo)
+gmsh.model.mesh.generate(2)
+gmsh.option.setNumber("Mesh.MshFileVersion", 4.1)
+gmsh.write(out)
+PYS
+            { echo "validate: REFINE=1 needs Gmsh's Python module: $PY -m pip install gmsh"; exit 2; }
+    done
+    MESHES+=(_x0.5 _x0.25)
+fi
+for m in "${MESHES[@]}"; do
     for o in 1 2; do
         "$PY" - st/strait_exchange.json "$o" "$HOURS" "$m" <<'PYS'
 import json, sys
 s = json.load(open(sys.argv[1])); o = int(sys.argv[2]); h = float(sys.argv[3]); m = sys.argv[4]
 s["mesh"] = f"strait{m}.msh"
 s["physics"]["order"] = o; s["time"]["end"] = h * 3600.0; s["time"]["output_interval"] = min(10800.0, h * 900.0)
-s["output"] = {"dir": f"o{o}{m}"}; s.pop("gauges", None)
+s["output"] = {"dir": f"o{o}{m}", "max_maps": {}}; s.pop("gauges", None)
 json.dump(s, open(f"st/s{o}{m}.json", "w"), indent=1)
 PYS
         (cd st && "$P" run "s$o$m.json" --backend "${BACKEND:-auto}" -q --overwrite >"run$o$m.log" 2>&1) ||
@@ -85,6 +107,15 @@ def frames(out):
         cc = vtk.vtkCellCenters(); cc.SetInputData(o); cc.Update()
         yield o, {k: vtk_to_numpy(cd.GetArray(k)) for k in ("h1", "velocity1", "velocity2", "free_surface_elevation")}, \
             vtk_to_numpy(cc.GetOutput().GetPoints().GetData())
+def every_step_speed(out):
+    # The max maps fold every step in: a burst between two frames shows here only.
+    f = glob.glob(os.path.join(out, "*_max.vtu"))
+    if not f: return "no max map"
+    r = vtk.vtkXMLUnstructuredGridReader(); r.SetFileName(f[0]); r.Update(); cd = r.GetOutput().GetCellData()
+    sp = np.maximum(vtk_to_numpy(cd.GetArray("max_speed1")), vtk_to_numpy(cd.GetArray("max_speed2")))
+    cc = vtk.vtkCellCenters(); cc.SetInputData(r.GetOutput()); cc.Update()
+    xy = vtk_to_numpy(cc.GetOutput().GetPoints().GetData()); i = int(np.argmax(sp))
+    return f"{sp[i]:.2f} m/s at ({xy[i, 0] / 1e3:.1f}, {xy[i, 1] / 1e3:.1f}) km"
 def stats(out):
     f = os.path.join(out, "stats.json")
     return json.load(open(f)) if os.path.exists(f) else {}
@@ -92,7 +123,9 @@ w = sys.argv[1]
 rows = []
 res = {}
 ok = True
-for m, cells in (("", 5052), ("_2672", 2672), ("_644", 644)):
+meshes = [("", 5052), ("_2672", 2672), ("_644", 644)]
+meshes += [(m, c) for m, c in (("_x0.5", 19738), ("_x0.25", 77950)) if os.path.isdir(os.path.join(w, "st", f"o1{m}"))]
+for m, cells in meshes:
     for o in (1, 2):
         um, lo, hi, n = 0.0, 0.0, 0.0, 0
         for _, f, _ in frames(os.path.join(w, "st", f"o{o}{m}")):
@@ -101,7 +134,8 @@ for m, cells in (("", 5052), ("_2672", 2672), ("_644", 644)):
             lo = min(lo, f["free_surface_elevation"].min()); hi = max(hi, f["free_surface_elevation"].max()); n += 1
         st = stats(os.path.join(w, "st", f"o{o}{m}"))
         res[o] = (um, lo, hi, st.get("dt_min", float("nan")), n)
-        rows.append(f"| strait study, {cells} cells, order {o} | largest speed {um:.2f} m/s, surface {lo:.2f} .. {hi:.2f} m, "
+        every = every_step_speed(os.path.join(w, "st", f"o{o}{m}"))
+        rows.append(f"| strait study, {cells} cells, order {o} | largest speed {um:.2f} m/s ({every} over every step), surface {lo:.2f} .. {hi:.2f} m, "
                     f"smallest step {st.get('dt_min', float('nan')):.3g} s, {st.get('hyperbolicity_fallbacks')} fallbacks, "
                     f"{st.get('steps')} steps, t = {st.get('t_end')} s |")
     passed = all(res[o][4] > 1 for o in (1, 2)) and res[2][0] <= 1.3 * res[1][0] and max(-res[2][1], res[2][2]) <= 1.0 \

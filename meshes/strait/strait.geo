@@ -1,9 +1,10 @@
 // An idealized strait between two basins (an Atlantic-Mediterranean-like exchange), for
 // meshes/scenarios/strait_exchange.json. Lengths in metres. Make the mesh with
 //   gmsh strait.geo -2 -format msh41 -o strait.msh
-// (Gmsh 4.15 wrote the shipped strait.msh). Boundary tags are the physical curves
-// "atlantic" (the western open end), "mediterranean" (the eastern open end) and "coast";
-// the scenario gives each its condition.
+// (Gmsh 4.15 wrote the shipped strait.msh; `pip install gmsh`, 4.15.2, remakes it byte for
+// byte, and with `-clscale 0.5` or `0.25` the finer meshes of `REFINE=1 tools/validate.sh`).
+// Boundary tags are the physical curves "atlantic" (the western open end), "mediterranean"
+// (the eastern open end) and "coast"; the scenario gives each its condition.
 
 basin = 3000;   // element size in the basins (m)
 strait = 1000;  // element size in the strait (m)
