@@ -145,10 +145,35 @@ template <typename T> __device__ __forceinline__ void boundary_mass(const Bounda
     }
 }
 
+// A wall's push on a layer that leaves it at most that of the layer with its normal velocity
+// stopped (wall_leaving_cap in src/physics/boundary.rs says why). f.i only.
+template <typename T>
+__device__ __forceinline__ void wall_leaving_cap(const Model<T>& m, const Boundary<T>& b, const Side<T>& inner, T nx,
+                                                 T ny, EdgeFlux<T>& f) {
+    if (b.kind != BOUNDARY_WALL) return;
+    T a1 = inner.q1x * nx + inner.q1y * ny, a2 = inner.q2x * nx + inner.q2y * ny;
+    bool leave1 = a1 < T(0), leave2 = a2 < T(0);
+    if (!(leave1 || leave2)) return;
+    Side<T> r = inner;
+    if (leave1) { r.q1x = inner.q1x - a1 * nx; r.q1y = inner.q1y - a1 * ny; }
+    if (leave2) { r.q2x = inner.q2x - a2 * nx; r.q2y = inner.q2y - a2 * ny; }
+    EdgeFlux<T> cap = numerical_flux(m, r, mirror(r, nx, ny), nx, ny);
+    for (int k = 1; k <= 4; k += 3) {
+        bool leave = k == 1 ? leave1 : leave2;
+        T push = f.i[k] * nx + f.i[k + 1] * ny, most = cap.i[k] * nx + cap.i[k + 1] * ny;
+        if (leave && push > most) {
+            T d = most - push;
+            f.i[k] = f.i[k] + d * nx;
+            f.i[k + 1] = f.i[k + 1] + d * ny;
+        }
+    }
+}
+
 template <typename T>
 __device__ __forceinline__ EdgeFlux<T> boundary_flux(const Model<T>& m, const Boundary<T>& b, const Side<T>& inner,
                                                      T nx, T ny, T t) {
     EdgeFlux<T> f = numerical_flux(m, inner, ghost(m, b, inner, nx, ny, t), nx, ny);
     boundary_mass(b, f);
+    wall_leaving_cap(m, b, inner, nx, ny, f);
     return f;
 }

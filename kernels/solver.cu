@@ -73,7 +73,10 @@ __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const 
             acc[(2 * ec.w) * stride + ec.y] = c;
         } else {
             EdgeFlux<T> f = numerical_flux(m, wi, wj, nx, ny);
-            if (ec.y < 0) boundary_mass(boundaries[ec.w], f);
+            if (ec.y < 0) {
+                boundary_mass(boundaries[ec.w], f);
+                wall_leaving_cap(m, boundaries[ec.w], wi, nx, ny, f);
+            }
             T z = len * f.speed;
             V4<T> a = {len * f.i[0], len * f.i[1], len * f.i[2], z};
             V4<T> b = {len * f.i[3], len * f.i[4], len * f.i[5], T(0)};
