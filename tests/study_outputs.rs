@@ -232,8 +232,11 @@ fn gauges_of_a_float32_run_are_printed_with_float32_digits() {
     }
 }
 
+/// Per-cell values by array name and global cell id (all components).
+type ByCell = HashMap<String, HashMap<u64, Vec<f64>>>;
+
 /// Per-cell values of a dump, by global cell id: name -> id -> values (all components).
-fn by_cell(d: &Dump) -> HashMap<String, HashMap<u64, Vec<f64>>> {
+fn by_cell(d: &Dump) -> ByCell {
     let ids: Vec<u64> = d.arrays["cell_id"].2.iter().map(|&x| x as u64).collect();
     d.arrays
         .iter()
@@ -270,6 +273,17 @@ fn maps_from_frames(frames: &[(f64, Dump)], threshold: f64) -> HashMap<u64, [f64
     out
 }
 
+/// A run's frames (time, dump) from `OUT/NAME.pvd` and its max maps by cell id
+/// (`OUT/NAME_max.vtu`), read in one `dump` call.
+fn frames_and_max_maps(out: &Path, name: &str) -> (Vec<(f64, Dump)>, ByCell) {
+    let list = frames(&out.join(format!("{name}.pvd")));
+    let mut files: Vec<PathBuf> = list.iter().map(|f| f.1.clone()).collect();
+    files.push(out.join(format!("{name}_max.vtu")));
+    let mut dumps = dump(&files);
+    let maps = by_cell(&dumps.pop().unwrap());
+    (list.iter().map(|f| f.0).zip(dumps).collect(), maps)
+}
+
 const MAP_NAMES: [&str; 6] = [
     "max_free_surface_elevation",
     "max_interface_elevation",
@@ -292,13 +306,8 @@ fn max_maps_equal_the_maximum_over_every_steps_frame() {
         let out = d.path().join(precision);
         ok(pycno(d.path(), &[&args[..], &["--precision", precision, "--out", out.to_str().unwrap()]].concat()));
         let st = stats(&out);
-        let list = frames(&out.join("m.pvd"));
-        assert_eq!(list.len() as u64, st["steps"].as_u64().unwrap() + 1, "a frame after every step");
-        let mut files: Vec<PathBuf> = list.iter().map(|f| f.1.clone()).collect();
-        files.push(out.join("m_max.vtu"));
-        let mut dumps = dump(&files);
-        let maps = by_cell(&dumps.pop().unwrap());
-        let frames: Vec<(f64, Dump)> = list.iter().map(|f| f.0).zip(dumps).collect();
+        let (frames, maps) = frames_and_max_maps(&out, "m");
+        assert_eq!(frames.len() as u64, st["steps"].as_u64().unwrap() + 1, "a frame after every step");
         let want = maps_from_frames(&frames, 0.002);
         let mut arrived = 0;
         for (id, w) in &want {
@@ -345,12 +354,8 @@ fn max_maps_give_a_layer_absent_all_run_no_speed() {
         let out = d.path().join(precision);
         let args = ["run", p.to_str().unwrap(), "--precision", precision, "--backend", "cpu", "-q", "--out"];
         ok(pycno(d.path(), &[&args[..], &[out.to_str().unwrap()]].concat()));
-        let list = frames(&out.join("a.pvd"));
-        let mut files: Vec<PathBuf> = list.iter().map(|f| f.1.clone()).collect();
-        files.push(out.join("a_max.vtu"));
-        let mut dumps = dump(&files);
-        let maps = by_cell(&dumps.pop().unwrap());
-        let cells: Vec<_> = dumps.iter().map(by_cell).collect();
+        let (frames, maps) = frames_and_max_maps(&out, "a");
+        let cells: Vec<_> = frames.iter().map(|(_, d)| by_cell(d)).collect();
         let mut absent = 0;
         for (id, v) in &maps["max_speed2"] {
             let (s1, s2) = (maps["max_speed1"][id][0], v[0]);
