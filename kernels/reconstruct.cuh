@@ -12,6 +12,7 @@
 // What lies across a slot (Layout::across): a local cell (>= 0), or a boundary ghost.
 #define RC_ACROSS_WALL (-1)
 #define RC_ACROSS_OPEN (-2)
+#define RC_ACROSS_CORNER (-3)
 // presence bits: a layer at least m.thin thick, or at most m.dry_tolerance (absent).
 #define RC_THICK 1
 #define RC_ABSENT 2
@@ -285,7 +286,9 @@ __device__ __forceinline__ void rc_cell(const Model<T>& m, const V4<T>& a, const
             T len = rt_sqrt(ln[k].x * ln[k].x + ln[k].y * ln[k].y);
             rc_ghost_vars(u, ln[k].x / len, ln[k].y / len, across[k] == RC_ACROSS_WALL, around[k]);
         }
-        walls[k] = across[k] == RC_ACROSS_WALL;
+        // A wall at a re-entrant corner: a wall to the limiter, its ghost the cell's own
+        // velocities (reconstruct.rs: gradients).
+        walls[k] = across[k] == RC_ACROSS_WALL || across[k] == RC_ACROSS_CORNER;
     }
     rc_guarded(m, a, b, across, na, nb, around, u, layers);
     rc_limited_gradients(m, u, depth, around, layers, w, r, walls, g);

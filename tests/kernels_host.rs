@@ -221,8 +221,19 @@ fn order2_kernels_on_the_host_equal_the_cpu_bit_for_bit() {
                           "layer2": { "thickness": { "type": "step_x", "x0": 15, "left": 1, "right": 0 } } },
              "physics": { "g": 9.81, "r": 0.9, "dry_tolerance": 1e-4, "order": 2 }, "time": { "end": 2.0 } }"#,
     );
+    // Water running round a re-entrant corner (an L; its walls at the corner take the corner's
+    // ghost, `Topology::edge_corner`).
+    let corner = scenario(
+        r#"{ "name": "corner", "domain": { "outer": [[0,0],[4,0],[4,1],[1,1],[1,4],[0,4]] }, "resolution": { "cells": 2000 },
+             "bathymetry": { "type": "constant", "depth": 1.0 },
+             "initial": { "type": "dam_break_x", "x0": 2, "interface_left": -0.7, "interface_right": -0.3, "surface": 0 },
+             "physics": { "r": 0.98, "order": 2 }, "time": { "end": 10.0 } }"#,
+    );
+    let pm = scenario_mesh(&corner).unwrap();
+    assert_eq!(pm.topo.edge_corner.iter().filter(|&&c| c).count(), 2, "the L's two walls at its corner");
     for (name, s, steps) in [
         ("paper benchmark", &paper, 40),
+        ("round a corner", &corner, 300),
         ("lock exchange", &lock, 300),
         ("island at rest", &island, 100),
         ("Ritter", &ritter, 300),

@@ -29,7 +29,19 @@ pub struct Topology {
     /// Boundary tag (0 for interior edges and untagged walls).
     pub edge_tag: Vec<u32>,
     pub edge_vertices: Vec<[u32; 2]>,
+    /// A boundary edge with an end at a re-entrant corner of the domain, where the water's
+    /// angle round the vertex exceeds [`CORNER_ANGLE`] (the mouth of a strait seen from the
+    /// basin, a headland's tip). The reconstruction's mirror across a wall stands for the water
+    /// beyond a straight wall; at such a corner the water beyond is round the corner
+    /// (`physics/reconstruct.rs`). Found on the whole mesh, so that every partition agrees.
+    pub edge_corner: Vec<bool>,
 }
+
+/// The water's angle round a boundary vertex (radians) above which the vertex is a re-entrant
+/// corner ([`Topology::edge_corner`]): the coast turns by more than 20 degrees towards the
+/// water there. A coast resolved by a mesh turns by a few degrees a vertex; a corner of a
+/// polygon, a strait's mouth or a jetty's tip by 90 to 180.
+pub const CORNER_ANGLE: f64 = 200.0 * std::f64::consts::PI / 180.0;
 
 impl Topology {
     pub fn num_cells(&self) -> usize {
@@ -115,7 +127,18 @@ impl Topology {
             edge_length: Vec::with_capacity(ne),
             edge_tag: Vec::with_capacity(ne),
             edge_vertices: Vec::with_capacity(ne),
+            edge_corner: Vec::with_capacity(ne),
         };
+        // The water's angle round each vertex: the interior angles of the triangles there.
+        let mut angle = vec![0.0f64; mesh.vertices.len()];
+        for tri in &mesh.triangles {
+            for k in 0..3 {
+                let p = mesh.vertices[tri[k] as usize];
+                let (a, b) = (mesh.vertices[tri[(k + 1) % 3] as usize], mesh.vertices[tri[(k + 2) % 3] as usize]);
+                let (u, v) = ([a[0] - p[0], a[1] - p[1]], [b[0] - p[0], b[1] - p[1]]);
+                angle[tri[k] as usize] += (u[0] * v[1] - u[1] * v[0]).abs().atan2(u[0] * v[0] + u[1] * v[1]);
+            }
+        }
         for (e, &(i, j, si, sj, key)) in edges.iter().enumerate() {
             let tri = mesh.triangles[i as usize];
             let (a, b) = (tri[si as usize], tri[(si as usize + 1) % 3]);
@@ -128,6 +151,8 @@ impl Topology {
             topo.edge_cells.push([i, j]);
             topo.edge_slots.push([si, sj]);
             topo.edge_vertices.push([a, b]);
+            topo.edge_corner
+                .push(j == NO_CELL && (angle[a as usize] > CORNER_ANGLE || angle[b as usize] > CORNER_ANGLE));
             topo.edge_tag.push(if j == NO_CELL { tags.get(&key).copied().unwrap_or(0) } else { 0 });
             topo.cell_edges[i as usize][si as usize] = e as u32;
             if j != NO_CELL {

@@ -18,7 +18,8 @@
 //! u32 rank, u32 ranks, u64 mesh fingerprint, u64 source id, u32 CRC-32 of the rank file's bytes
 //! u32 cells, u32 edges, u32 piece vertices, u32 piece triangles, u32 tags, u32 segment tags
 //! per cell: f64 area, f64 x2 centroid, u32 x3 cell edges
-//! per edge: u32 x2 cells, u8 x2 slots, f64 x2 normal, f64 length, u32 tag, u32 x2 vertices
+//! per edge: u32 x2 cells, u8 x2 slots, f64 x2 normal, f64 length, u32 tag, u32 x2 vertices,
+//!   u8 corner (0 or 1; version 2, 2026-11-29: `Topology::edge_corner`)
 //! per piece vertex: f64 x2;  per piece triangle: u32 x3
 //! per tag: u32 tag, f64 length;  u32 segment tag x segment tags
 //! u32 CRC-32 of all the bytes before it
@@ -31,7 +32,7 @@ use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
 pub const MAGIC: &[u8; 8] = b"PYCNOGEO";
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// One rank's geometry (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
@@ -104,7 +105,7 @@ impl RankGeometry {
     pub fn encode(&self) -> Vec<u8> {
         let (t, p) = (&self.topo, &self.piece);
         let (n, m) = (t.num_cells(), t.num_edges());
-        let mut b = Vec::with_capacity(64 + n * 36 + m * 46 + p.vertices.len() * 16 + p.triangles.len() * 12);
+        let mut b = Vec::with_capacity(64 + n * 36 + m * 47 + p.vertices.len() * 16 + p.triangles.len() * 12);
         let u32s = |b: &mut Vec<u8>, xs: &[u32]| xs.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes()));
         let f64s = |b: &mut Vec<u8>, xs: &[f64]| xs.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes()));
         b.extend_from_slice(MAGIC);
@@ -123,6 +124,7 @@ impl RankGeometry {
             b.extend_from_slice(&t.edge_slots[e]);
             f64s(&mut b, &[t.edge_normal[e][0], t.edge_normal[e][1], t.edge_length[e]]);
             u32s(&mut b, &[t.edge_tag[e], t.edge_vertices[e][0], t.edge_vertices[e][1]]);
+            b.push(u8::from(t.edge_corner[e]));
         }
         p.vertices.iter().for_each(|v| f64s(&mut b, v));
         p.triangles.iter().for_each(|tri| u32s(&mut b, tri));
@@ -158,7 +160,7 @@ impl RankGeometry {
         let (n, m, nv, nt, ntags, nseg) = (n?, m?, nv?, nt?, ntags?, nseg?);
         // Counts are checked against the bytes left before anything is allocated.
         let need =
-            n as u128 * 36 + m as u128 * 46 + nv as u128 * 16 + nt as u128 * 12 + ntags as u128 * 12 + nseg as u128 * 4;
+            n as u128 * 36 + m as u128 * 47 + nv as u128 * 16 + nt as u128 * 12 + ntags as u128 * 12 + nseg as u128 * 4;
         if need != (body.len() - c.at) as u128 {
             bail!("its counts do not match its size (inconsistent header)");
         }
@@ -176,6 +178,11 @@ impl RankGeometry {
             t.edge_length.push(c.f64()?);
             t.edge_tag.push(c.u32()?);
             t.edge_vertices.push([c.u32()?, c.u32()?]);
+            t.edge_corner.push(match c.take(1)?[0] {
+                0 => false,
+                1 => true,
+                x => bail!("edge {}: corner flag {x}, expected 0 or 1", t.edge_corner.len()),
+            });
         }
         let mut piece =
             Mesh { vertices: Vec::with_capacity(nv), triangles: Vec::with_capacity(nt), boundary: Vec::new() };

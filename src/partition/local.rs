@@ -111,6 +111,7 @@ impl Submesh {
             lt.edge_length.push(topo.edge_length[e]);
             lt.edge_tag.push(topo.edge_tag[e]);
             lt.edge_vertices.push(topo.edge_vertices[e]);
+            lt.edge_corner.push(topo.edge_corner[e]);
         }
         if let Some(l) = (0..self.n_owned).find(|&l| lt.cell_edges[l].contains(&u32::MAX)) {
             bail!("rank {}: owned cell {} (global {}) lacks some of its edges", self.rank, l, self.global_cell[l]);

@@ -23,7 +23,18 @@
 //! `∇u = Σ_k w_k (u_k - u_c)` with `w_k = M⁻¹ d_k`, `M = Σ d_k d_kᵀ`, `d_k` the offset of the
 //! neighbour's centroid (exact for linear data). Across a boundary edge the neighbour is the
 //! cell's mirror image (offset `2 ((m_k - x_c)·n) n`): the same values, and at a wall the
-//! normal momenta reversed. The weights come from the global mesh in float64 (`Stencil`),
+//! normal velocities reversed, which fits a normal velocity vanishing at the wall, as beside
+//! a straight wall. Not at a wall edge that ends at a re-entrant corner of the domain
+//! ([`ACROSS_CORNER`], `Topology::edge_corner`): there the water beyond is round the corner,
+//! and a cell whose water leaves the wall there (the lee of a strait's mouth) would see its
+//! normal velocity doubled at its other faces and drain. The ghost there repeats the cell's
+//! velocities. On the strait study at order 2 (CPU, f32, 72 h, a frame every hour) the cell
+//! in the lee of the Atlantic mouth's northern corner fell to -1.66 m under neighbours near
+//! -0.3 m; with the corners' ghosts repeating it stays at -0.64 m, and the rest of the run
+//! is unchanged within its chaos (surface -1.07 .. 0.96 m). Repeating the velocities at every
+//! wall removed the dip too, but piled water up where flow runs into the basin's concave
+//! corners (+2.15 m) and put the one-cell slope current out of its bound (issue 43,
+//! docs/src/validation.md). The weights come from the global mesh in float64 (`Stencil`),
 //! so every partition computes the same gradients.
 //!
 //! **Limiter.** Barth–Jespersen per variable: the gradient is scaled so that the values at
@@ -125,6 +136,9 @@ pub const VARS: usize = 6;
 pub const ACROSS_WALL: i32 = -1;
 /// A boundary edge that is not a wall (open, inflow...): the ghost repeats the cell.
 pub const ACROSS_OPEN: i32 = -2;
+/// A wall at a re-entrant corner of the domain (`Topology::edge_corner`): a wall to the
+/// limiter, but its ghost repeats the cell's velocities (module comment: gradients).
+pub const ACROSS_CORNER: i32 = -3;
 
 /// One cell's stencil geometry, from the global mesh in float64 (`solver/layout.rs`).
 #[repr(C)]
@@ -398,7 +412,7 @@ fn limited_cell<T: Real>(
         }
     }
     let layers = guarded(m, [a, b], across, nb, &around, u, layers);
-    let walls = across.map(|o| o == ACROSS_WALL);
+    let walls = across.map(|o| o == ACROSS_WALL || o == ACROSS_CORNER);
     let g = limited_gradients(m, &u, depth, &around, layers, st, walls);
     let faces = std::array::from_fn(|k| face(m, &stored, &u, &g, st.r[k], depth));
     (g, faces)

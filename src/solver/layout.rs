@@ -24,7 +24,7 @@
 //! whose reconstructions read no receive-block cell.
 
 use crate::mesh::{Topology, NO_CELL};
-use crate::physics::reconstruct::{Stencil, ACROSS_OPEN, ACROSS_WALL};
+use crate::physics::reconstruct::{Stencil, ACROSS_CORNER, ACROSS_OPEN, ACROSS_WALL};
 use crate::physics::{Boundaries, Boundary, BoundaryKind, BoundarySpec, CellState, Real, Reference, StoredCell};
 use anyhow::{bail, Result};
 use std::ops::Range;
@@ -60,7 +60,7 @@ pub struct Layout<T> {
     /// empty otherwise ([`Layout::set_coriolis`]).
     pub coriolis: Vec<T>,
     /// Second order (`physics/reconstruct.rs`): per cell, what lies across each slot (a local
-    /// cell, or `ACROSS_WALL` / `ACROSS_OPEN` at the boundary; `i32::MIN` where the cell lacks
+    /// cell, or `ACROSS_WALL` / `ACROSS_CORNER` / `ACROSS_OPEN` at the boundary; `i32::MIN` where the cell lacks
     /// the edge, as the receive block's outer ring does, which is not reconstructed here),
     /// and its least-squares stencil. Computed from the global mesh's geometry per cell, so
     /// that every partition has the same numbers.
@@ -179,9 +179,14 @@ impl<T: Real> Layout<T> {
     /// then any it dropped).
     pub fn set_boundaries(&mut self, edge_tag: &[u32], b: &Boundaries) {
         assert!(edge_tag.len() >= self.edge_cells.len());
-        let kind = |tag: u32| {
+        // A wall keeps what `stencils` found (a corner or not); another kind is open.
+        let kind = |tag: u32, was: i32| {
             if b.specs[b.index(tag) as usize].kind == BoundaryKind::Wall {
-                ACROSS_WALL
+                if was == ACROSS_OPEN {
+                    ACROSS_WALL
+                } else {
+                    was
+                }
             } else {
                 ACROSS_OPEN
             }
@@ -189,11 +194,13 @@ impl<T: Real> Layout<T> {
         for (ec, &tag) in self.edge_cells.iter_mut().zip(edge_tag) {
             if ec[1] == BOUNDARY {
                 ec[3] = b.index(tag);
-                self.across[ec[0] as usize][ec[2] as usize] = kind(tag);
+                let a = &mut self.across[ec[0] as usize][ec[2] as usize];
+                *a = kind(tag, *a);
             }
         }
         for &[c, slot, e] in &self.dropped_boundary {
-            self.across[c as usize][slot as usize] = kind(edge_tag[e as usize]);
+            let a = &mut self.across[c as usize][slot as usize];
+            *a = kind(edge_tag[e as usize], *a);
         }
         self.specs = b.specs.clone();
         self.boundaries = self.specs.iter().map(|s| s.entry(0.0)).collect();
@@ -281,7 +288,8 @@ pub fn check_slots<T: Real>(lay: &Layout<T>) -> Result<()> {
 
 /// Every cell's neighbours across its slots and least-squares stencil (`physics/reconstruct.rs`),
 /// in float64 from the cell's own three edges and its neighbours' centroids, rounded once.
-/// Every boundary slot starts as a wall ([`Layout::set_boundaries`] marks the open ones).
+/// Every boundary slot starts as a wall, or a wall at a corner (`Topology::edge_corner`);
+/// [`Layout::set_boundaries`] marks the open ones.
 fn stencils<T: Real>(topo: &Topology) -> (Vec<[i32; 3]>, Vec<Stencil<T>>) {
     let n = topo.num_cells();
     let mut across = vec![[i32::MIN; 3]; n];
@@ -315,7 +323,7 @@ fn stencils<T: Real>(topo: &Topology) -> (Vec<[i32; 3]>, Vec<Stencil<T>>) {
             let e = edges[k] as usize;
             let [i, j] = topo.edge_cells[e];
             if j == NO_CELL {
-                across[c][k] = ACROSS_WALL;
+                across[c][k] = if topo.edge_corner[e] { ACROSS_CORNER } else { ACROSS_WALL };
                 let rn = 2.0 * (r[k][0] * nout[k][0] + r[k][1] * nout[k][1]);
                 d[k] = [rn * nout[k][0], rn * nout[k][1]];
             } else {
