@@ -7,10 +7,10 @@
 #
 # Runs tools/setup.sh, puts the project's .venv first on PATH (the VTK read-back test runs
 # `python3` and needs the `vtk` package there), checks the formatting (`cargo fmt --check`)
-# and the lints (`cargo clippy --all-targets -- -D warnings`), then runs
+# and the lints (`cargo clippy --all-targets -- -D warnings`, rustdoc `-D warnings`), then runs
 # `cargo test --workspace --no-fail-fast`, prints one closing line over all test binaries
 # (`total: N passed, N failed, N skipped`) and exits non-zero if the tests, the formatting or
-# the lints failed. PYCNO_NO_LINT=1 skips the two checks (for quick local runs).
+# the lints failed. PYCNO_NO_LINT=1 skips these checks (for quick local runs).
 #
 # Skipped: the `#[ignore]`d tests, and the tests that could not run here and returned early
 # (the GPU tests without a GPU, the kernel compilation without NVRTC): each of those records
@@ -61,6 +61,12 @@ print(sum(k != "custom-build" for k in t) + sum(k in ("lib", "bin") for k in t))
     set -e
     if [ "$clippy" -ne 0 ]; then
         echo "test: FAILED: clippy warnings (above)" >&2
+        lint=1
+    fi
+    # The API docs' links: a renamed item leaves a doc comment pointing nowhere.
+    echo "test: cargo doc --no-deps (rustdoc -D warnings)"
+    if ! RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet; then
+        echo "test: FAILED: rustdoc warnings (above)" >&2
         lint=1
     fi
 fi

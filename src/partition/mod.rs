@@ -12,7 +12,7 @@
 //! - [`order`]: the shared-cell pair ordering of a rank's send block, on an abstract
 //!   "cell -> destination ranks" input, with the per-destination fallback.
 //! - [`submesh`]: the per-rank cell and edge orders built from a cell -> rank map.
-//! - [`local`]: a rank's local [`Topology`](crate::mesh::Topology) and solver
+//! - [`local`]: a rank's local [`Topology`] and solver
 //!   [`Layout`](crate::solver::Layout), built from the global topology and its submesh.
 //! - [`files`]: the per-rank binary files (format version, mesh fingerprint, CRC-32) and the
 //!   JSON manifest, written atomically.

@@ -16,7 +16,7 @@ use crate::solver::cuda::{self, CudaBackend, CudaReal};
 use crate::solver::{Backend, CpuBackend, Layout};
 use anyhow::{bail, Context, Result};
 
-/// Resolve `auto`: CUDA when [`cuda::probe`] finds a device, else the CPU. `quiet` (ranks
+/// Resolve `auto`: CUDA when [`cuda::probe()`] finds a device, else the CPU. `quiet` (ranks
 /// other than 0) logs nothing.
 pub fn choose_backend(choice: BackendChoice, quiet: bool) -> Result<BackendChoice> {
     match choice {

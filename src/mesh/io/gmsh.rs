@@ -12,7 +12,7 @@
 //!
 //! Writing: one surface entity (tag 1, physical surface 1 "domain") holding every node and
 //! triangle, and for each distinct non-zero boundary tag one curve entity with that physical
-//! tag (named "boundary_<tag>"). Segments with tag 0 (the default wall) are left out.
+//! tag (named `"boundary_<tag>"`). Segments with tag 0 (the default wall) are left out.
 
 use super::{capacity, read_file, show, TextLines};
 use crate::mesh::{BoundarySegment, Mesh};

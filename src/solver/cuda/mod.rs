@@ -5,7 +5,7 @@
 //! - [`launch`]: the structs the kernels receive and the launch geometry;
 //! - [`halo`]: the copy stream and pinned staging of the halo exchange;
 //! - [`timing`]: per-kernel timing for `bench --profile`;
-//! - [`probe`]: running single physics functions on the GPU, for the tests;
+//! - [`probe`](mod@probe): running single physics functions on the GPU, for the tests;
 //! - [`resident`]: many steps as one CUDA graph, read back once;
 //! - [`order2`]: second order (`physics.order = 2`), device-resident on one rank, and
 //!   [`tiles`], its fused reconstruction and edge pass;
