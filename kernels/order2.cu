@@ -169,11 +169,11 @@ __device__ __forceinline__ void reconstruct_kernel(const V4<T>* __restrict__ v1,
 // stores take the edge's entry from again() (ec once more): the tile kernel reads it from
 // shared memory again rather than keep it through the flux, where the register cap would spill
 // it.
-template <typename T, typename Again, typename Put>
+template <typename T, typename Visc, typename Again, typename Put>
 __device__ __forceinline__ bool edge2_at(const V4<T>* __restrict__ v1, const V4<T>* __restrict__ v2, int4 ec,
                                          V2<T> nl, const Boundary<T>* __restrict__ boundaries, const V4<T>* fi_rec,
-                                         const V4<T>* fj_rec, T di, T dj, const Model<T>& m, T t, Again again,
-                                         Put put) {
+                                         const V4<T>* fj_rec, T di, T dj, const Model<T>& m, T t, Visc visc,
+                                         Again again, Put put) {
     T len = rt_sqrt(nl.x * nl.x + nl.y * nl.y);
     T nx = nl.x / len, ny = nl.y / len;
     V4<T> a1 = fi_rec[2 * ec.z], a2 = fi_rec[2 * ec.z + 1];
@@ -202,6 +202,19 @@ __device__ __forceinline__ bool edge2_at(const V4<T>* __restrict__ v1, const V4<
     T z = len * f.speed;
     V4<T> wa = {len * f.i[0], len * f.i[1], len * f.i[2], z};
     V4<T> wb = {len * f.i[3], len * f.i[4], len * f.i[5], T(0)};
+    // The viscous stress between the cells' means (viscosity.cuh): visc() is the edge's
+    // coupling, 0 without viscosity and on a boundary edge, read only now (not held through
+    // the flux under the tile kernel's register cap); in a branch of its own, as in solver.cu's
+    // edge kernel.
+    T kv = visc();
+    if (kv > T(0)) {
+        V4<T> wc = {-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z};
+        V4<T> wd = {-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T(0)};
+        add_viscosity(m, ci(), load_side(v1[ec.y], v2[ec.y]), kv, wa, wb, wc, wd);
+        put(ec, 0, false, wa, wb);
+        put(ec, 1, false, wc, wd);
+        return f.fallback;
+    }
     put(ec, 0, false, wa, wb);
     if (ec.y >= 0) {
         V4<T> wc = {-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z};
@@ -235,7 +248,8 @@ __device__ __forceinline__ void edge2_kernel(const V4<T>* __restrict__ v1, const
                                              const Boundary<T>* __restrict__ boundaries,
                                              const V4<T>* __restrict__ faces, const T* __restrict__ depth,
                                              V4<T>* __restrict__ acc, long long stride, int e_begin, int e_end,
-                                             const Model<T>& m, T t, unsigned long long* __restrict__ scratch) {
+                                             const Model<T>& m, T t, unsigned long long* __restrict__ scratch,
+                                             const T* __restrict__ evisc) {
     int e = e_begin + blockIdx.x * blockDim.x + threadIdx.x;
     bool fallback = false;
     if (e < e_end) {
@@ -244,7 +258,7 @@ __device__ __forceinline__ void edge2_kernel(const V4<T>* __restrict__ v1, const
         T dj = ec.y < 0 ? T(0) : depth[ec.y];
         fallback = edge2_at(
             v1, v2, ec, enormal[e], boundaries, faces + 6 * (long long)ec.x, fj, depth[ec.x], dj, m, t,
-            [&]() { return ec; },
+            [&]() { return evisc != nullptr ? evisc[e] : T(0); }, [&]() { return ec; },
             [&](int4 at, int side, bool quiet, const V4<T>& w1, const V4<T>& w2) {
                 acc_put(acc, stride, at, side, quiet, w1, w2);
             });
@@ -446,6 +460,7 @@ template <typename T> struct TileArrays {
     const V2<T>* tnl;   // its normal times length, as enormal
     const int* rest_of;  // [tile * cap + k]: its cell's index in the list of RestArrays, else -1
     int cap;            // places per tile, the block's threads on a GPU
+    const T* tvisc;     // [tile * cap + q]: its edge's viscous coupling; null: no viscosity
 };
 // A cell the tile finishes (src/solver/cuda/tiles.rs, Tiles::finishing): an owned cell whose
 // three edges are all in the tile. Marked in its entry of `cells` (x) and in the places of
@@ -566,8 +581,9 @@ __device__ __forceinline__ void tile2_kernel(const Arrays<T>& a, const Order2Arr
             }
             acc_put(a.acc, a.stride, at, side, quiet, w1, w2);
         };
+        auto visc = [&]() { return ta.tvisc != nullptr ? ta.tvisc[base + q] : T(0); };
         if (edge2_at(a.v1, a.v2, ec, s_tnl[q], a.boundaries, records + 6 * pi, records + 6 * pj, s_depth[pi],
-                     s_depth[pj], m, t, again, put))
+                     s_depth[pj], m, t, visc, again, put))
             atomicAdd(&a.scratch[2], 1ull);
     });
     if (!KEEP) return;
@@ -619,7 +635,7 @@ extern __shared__ __align__(16) unsigned char pycno_tile_records[];
     extern "C" __global__ void edge2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, Model<T> m, int e_begin, int e_end, \
                                               T t) {                                                              \
         edge2_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, o.faces, o.depth, a.acc, a.stride,        \
-                        e_begin, e_end, m, t, a.scratch);                                                         \
+                        e_begin, e_end, m, t, a.scratch, a.evisc);                                                \
     }                                                                                                             \
     /* Tiles tile_begin.. (one block each), dynamic shared memory as tile2_kernel lays it out. */             \
     extern "C" __global__ void TILE_BOUNDS tile2_##SUFFIX(Arrays<T> a, Order2Arrays<T> o, TileArrays<T> ta,     \

@@ -173,7 +173,7 @@ __device__ __forceinline__ bool update_step(const Arrays<T>& a, const Model<T>& 
         pdl_trigger(early);                                                                                       \
         if (*(const volatile unsigned long long*)&c->stop != 0) return;                                          \
         edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, begin, end, m,            \
-                       (T)c->t, a.scratch);                                                                      \
+                       (T)c->t, a.scratch, a.evisc);                                                             \
     }                                                                                                             \
     /* finalize: 1 one GPU, 0 NCCL's all-reduce follows (peer.cu's mode 2 is not taken here). */                \
     extern "C" __global__ void dt_resident_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, int finalize,          \
@@ -243,7 +243,7 @@ template <typename T> __device__ __forceinline__ T stage_time(const Control* c, 
         if (!stage_runs(c, k, stage)) return;                                                                     \
         T t = stage_time<T>(c, stage);                                                                            \
         edge2_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, o.faces, o.depth, a.acc, a.stride,        \
-                        e_begin, e_end, m, t, a.scratch);                                                         \
+                        e_begin, e_end, m, t, a.scratch, a.evisc);                                                \
     }                                                                                                             \
     extern "C" __global__ void TILE_BOUNDS tile2_resident_##SUFFIX(Arrays<T> a, Order2Arrays<T> o,              \
                                                                     TileArrays<T> ta, Model<T> m, int tile_begin, \

@@ -33,6 +33,7 @@ template <typename T> struct Arrays {
     int n_owned;
     int reserved;
     const T* coriolis;  // each owned cell's Coriolis parameter on a beta-plane
+    const T* evisc;     // each edge's viscous coupling (Layout::edge_viscosity); null: no viscosity
 };
 
 template <typename T>
@@ -51,7 +52,8 @@ __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const 
                                             const int4* __restrict__ ecells, const V2<T>* __restrict__ enormal,
                                             const Boundary<T>* __restrict__ boundaries, V4<T>* __restrict__ acc,
                                             long long stride, int e_begin, int e_end, const Model<T>& m, T t,
-                                            unsigned long long* __restrict__ scratch) {
+                                            unsigned long long* __restrict__ scratch,
+                                            const T* __restrict__ evisc) {
     int e = e_begin + blockIdx.x * blockDim.x + threadIdx.x;
     bool fallback = false;
     if (e < e_end) {
@@ -80,13 +82,29 @@ __device__ __forceinline__ void edge_kernel(const V4<T>* __restrict__ v1, const 
             T z = len * f.speed;
             V4<T> a = {len * f.i[0], len * f.i[1], len * f.i[2], z};
             V4<T> b = {len * f.i[3], len * f.i[4], len * f.i[5], T(0)};
-            acc[(2 * ec.z) * stride + ec.x] = a;
-            acc[(2 * ec.z + 1) * stride + ec.x] = b;
-            if (ec.y >= 0) {
+            // The viscous stress between the cells' means (viscosity.cuh; k is 0 on a boundary
+            // edge). A branch of its own, so that a run without viscosity runs the code it ran
+            // before (the same words, computed in the same places).
+            T k = evisc != nullptr ? evisc[e] : T(0);
+            if (k > T(0)) {
                 V4<T> c = {-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z};
                 V4<T> d = {-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T(0)};
+                // The cells' states read again rather than held through the flux (the
+                // registers an inviscid run would pay for).
+                add_viscosity(m, load_side(v1[ec.x], v2[ec.x]), load_side(v1[ec.y], v2[ec.y]), k, a, b, c, d);
+                acc[(2 * ec.z) * stride + ec.x] = a;
+                acc[(2 * ec.z + 1) * stride + ec.x] = b;
                 acc[(2 * ec.w) * stride + ec.y] = c;
                 acc[(2 * ec.w + 1) * stride + ec.y] = d;
+            } else {
+                acc[(2 * ec.z) * stride + ec.x] = a;
+                acc[(2 * ec.z + 1) * stride + ec.x] = b;
+                if (ec.y >= 0) {
+                    V4<T> c = {-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z};
+                    V4<T> d = {-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T(0)};
+                    acc[(2 * ec.w) * stride + ec.y] = c;
+                    acc[(2 * ec.w + 1) * stride + ec.y] = d;
+                }
             }
             fallback = f.fallback;
         }
@@ -318,7 +336,7 @@ __device__ __forceinline__ void budget_kernel(const V4<T>* __restrict__ acc, lon
 #define PYCNO_KERNELS(T, SUFFIX)                                                                                  \
     extern "C" __global__ void edge_##SUFFIX(Arrays<T> a, Model<T> m, int e_begin, int e_end, T t) {             \
         edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, e_begin, e_end, m, \
-                       t, a.scratch);                                                                            \
+                       t, a.scratch, a.evisc);                                                                   \
     }                                                                                                             \
     extern "C" __global__ void dt_##SUFFIX(Arrays<T> a, T two_gamma) {                                           \
         dt_kernel<T>(a.v2, a.acc, a.stride, a.n_owned, two_gamma, a.scratch);                           \

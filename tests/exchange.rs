@@ -33,6 +33,12 @@ fn options(precision: Precision, exchange: ExchangeMode) -> RunOptions {
     RunOptions { no_vtk: true, quiet: true, precision, exchange, backend: BackendChoice::Cpu, ..Default::default() }
 }
 
+/// The one-rank run of `c` in `precision` (overlapped exchange: there is none to overlap).
+fn one_rank(c: &Case, precision: Precision) -> pycno::app::stats::RunStats {
+    let setup = Setup::new(&c.s, &c.pm, &c.depth, &c.state);
+    simulate(&setup, &options(precision, ExchangeMode::Overlap), BackendChoice::Cpu, &Single, None).unwrap()
+}
+
 /// The run on `owner.len()` cells split by `owner` over `ranks` threads: every rank's
 /// checksum (they agree) and steps.
 fn threaded(c: &Case, owner: &[u32], ranks: usize, opts: &RunOptions) -> (String, u64, usize) {
@@ -103,14 +109,7 @@ fn a_wrong_exchange_is_caught() {
     // The comparison above can fail: with every receive block left stale (no exchange at
     // all: each rank runs its part as if alone), the state is not the one-rank state.
     let c = case(3000, 0.2);
-    let one = simulate(
-        &Setup::new(&c.s, &c.pm, &c.depth, &c.state),
-        &options(Precision::F64, ExchangeMode::Overlap),
-        BackendChoice::Cpu,
-        &Single,
-        None,
-    )
-    .unwrap();
+    let one = one_rank(&c, Precision::F64);
     let owner = metis::partition_cells(&c.pm.topo, 2).unwrap();
     let subs = submesh::build(&c.pm.topo, &owner, 2, c.pm.fingerprint()).unwrap();
     let setup = Setup::new(&c.s, &c.pm, &c.depth, &c.state);
@@ -261,4 +260,33 @@ fn second_order_on_one_ring_is_refused() {
         handles.into_iter().map(|h| h.join().expect("a rank panicked")).collect()
     });
     assert!(errors.iter().any(|e| e.contains("one ring of receive cells")), "{errors:?}");
+}
+
+/// Horizontal viscosity (`physics/viscosity.rs`): every edge's coupling comes from the global
+/// geometry, so N thread ranks equal one rank bit for bit at both orders, on METIS and striped
+/// partitions; and the viscosity changes the run (else the test would test nothing).
+#[test]
+fn viscous_thread_ranks_equal_one_rank_bit_for_bit() {
+    for order in [1u32, 2] {
+        let mut c = case(3000, 0.2);
+        c.s.physics.order = order;
+        let plain = one_rank(&c, Precision::F64);
+        c.s.physics.viscosity = Some(pycno::physics::Viscosity { constant: None, time_scale: Some(0.2) });
+        for precision in [Precision::F32, Precision::F64] {
+            let one = one_rank(&c, precision);
+            if precision == Precision::F64 {
+                assert_ne!(one.state_checksum, plain.state_checksum, "order {order}: the viscosity changed nothing");
+            }
+            let ranks = 3usize;
+            let metis = metis::partition_cells(&c.pm.topo, ranks).unwrap();
+            let stripe =
+                |p: &[f64; 2]| ((((p[0] + 5.0) * 3.0) as i64 + ((p[1] + 5.0) * 2.0) as i64) % ranks as i64) as u32;
+            let striped: Vec<u32> = c.pm.topo.cell_centroid.iter().map(stripe).collect();
+            for (name, owner) in [("METIS", &metis), ("striped", &striped)] {
+                let (sum, steps, _) = threaded(&c, owner, ranks, &options(precision, ExchangeMode::Overlap));
+                assert_eq!(steps, one.steps, "viscous order {order} {precision:?} {name}: steps");
+                assert_eq!(sum, one.state_checksum, "viscous order {order} {precision:?} {name}: state differs");
+            }
+        }
+    }
 }

@@ -35,6 +35,9 @@ fn run_both<T: CudaReal>(
     let params = Model::<T>::new(&s.physics).unwrap();
     let mut lay = Layout::<T>::from_topology(&pm.topo, &depth, &start, &s.physics.reference());
     lay.set_boundaries(&pm.topo.edge_tag, &s.boundary_table(&pm.mesh, &pm.topo).unwrap());
+    if let Some(v) = &s.physics.viscosity {
+        lay.set_viscosity(&pm.topo, v);
+    }
     let plan = common::plan(s, Some(steps));
     // At the scenario's physics.order (device-resident steps at either order: common::plan).
     let order = s.physics.order;
@@ -592,6 +595,18 @@ fn forced_agreement<T: CudaReal>(coriolis: &str, tol_h: f64, tol_q: f64, tol_bud
 
 /// The same at `physics.order` `order`.
 fn forced_agreement_at<T: CudaReal>(order: u32, coriolis: &str, tol_h: f64, tol_q: f64, tol_budget: f64) {
+    forced_agreement_with::<T>(order, coriolis, None, tol_h, tol_q, tol_budget)
+}
+
+/// The same with a horizontal viscosity (`physics/viscosity.rs`).
+fn forced_agreement_with<T: CudaReal>(
+    order: u32,
+    coriolis: &str,
+    viscosity: Option<pycno::physics::Viscosity>,
+    tol_h: f64,
+    tol_q: f64,
+    tol_budget: f64,
+) {
     if !gpu() {
         return;
     }
@@ -612,6 +627,7 @@ fn forced_agreement_at<T: CudaReal>(order: u32, coriolis: &str, tol_h: f64, tol_
         .replace("CORIOLIS", coriolis),
     );
     s.physics.order = order;
+    s.physics.viscosity = viscosity;
     let pm = scenario_mesh(&s).unwrap();
     let (depth, start) = initial::evaluate(&s, &pm.topo.cell_centroid).unwrap();
     let params = Model::<T>::new(&s.physics).unwrap();
@@ -619,6 +635,9 @@ fn forced_agreement_at<T: CudaReal>(order: u32, coriolis: &str, tol_h: f64, tol_
     lay.set_boundaries(&pm.topo.edge_tag, &s.boundary_table(&pm.mesh, &pm.topo).unwrap());
     if let Some(c) = s.physics.coriolis.filter(|c| c.varies()) {
         lay.set_coriolis(&c.at_centroids(&pm.topo.cell_centroid));
+    }
+    if let Some(v) = &s.physics.viscosity {
+        lay.set_viscosity(&pm.topo, v);
     }
     let plan = common::plan(&s, None);
     let order = s.physics.order;
@@ -830,6 +849,51 @@ fn cpu_and_gpu_agree_with_open_boundaries_and_sources_at_order_2_f64() {
 #[test]
 fn cpu_and_gpu_agree_with_open_boundaries_and_sources_at_order_2_f32() {
     forced_agreement_at::<f32>(2, r#"{ "latitude": 36 }"#, 1e-5, 1e-3, 1e-3);
+}
+
+/// Horizontal viscosity (`kernels/viscosity.cuh`) on the GPU's edge kernels, with every
+/// boundary kind and source term at both orders (the tiles' plain mode in float32 at order 2),
+/// and on the paper's dam break at order 2 (no sources: the tiles that sum and finish cells).
+fn viscous() -> Option<pycno::physics::Viscosity> {
+    Some(pycno::physics::Viscosity { constant: Some(0.02), time_scale: None })
+}
+#[test]
+fn cpu_and_gpu_agree_with_viscosity_f64() {
+    for order in [1, 2] {
+        forced_agreement_with::<f64>(order, r#"{ "latitude": 36 }"#, viscous(), 1e-11, 1e-9, 1e-9);
+    }
+}
+#[test]
+fn cpu_and_gpu_agree_with_viscosity_f32() {
+    for order in [1, 2] {
+        forced_agreement_with::<f32>(order, r#"{ "latitude": 36 }"#, viscous(), 1e-5, 1e-3, 1e-3);
+    }
+}
+fn viscous_dam_break_order2<T: CudaReal>(tol_h: f64, tol_q: f64) {
+    let mut s = Scenario::paper_benchmark(16040);
+    s.time.end = 0.1;
+    s.physics.order = 2;
+    s.physics.viscosity = Some(pycno::physics::Viscosity { constant: None, time_scale: Some(0.05) });
+    let (cpu, gpu, start, _, _, _) = run_both::<T>(&s, 1000);
+    assert_fields_agree::<T>("paper benchmark, order 2, viscous", &cpu, &gpu, &every_field(tol_h, tol_q));
+    // The viscosity did something: the same run without it ends elsewhere.
+    s.physics.viscosity = None;
+    let (plain, _, _, _, _, _) = run_both::<T>(&s, 1000);
+    let moved = rel_l2(&plain, &cpu, |c| c.q1[0]);
+    assert!(moved > 10.0 * tol_q, "{}: the viscosity changed q1x by only {moved:e}", T::NAME);
+    assert!(gpu.iter().zip(&start).all(|(c, _)| c.is_admissible()));
+}
+#[test]
+fn cpu_and_gpu_agree_on_a_viscous_dam_break_at_order_2_f32() {
+    if gpu() {
+        viscous_dam_break_order2::<f32>(1e-5, 1e-3);
+    }
+}
+#[test]
+fn cpu_and_gpu_agree_on_a_viscous_dam_break_at_order_2_f64() {
+    if gpu() {
+        viscous_dam_break_order2::<f64>(1e-12, 1e-9);
+    }
 }
 
 /// One stage at a time at order 2 on the paper's dam break: after the first stage's update

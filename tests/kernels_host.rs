@@ -64,6 +64,9 @@ fn compare<T: Real>(exe: &Path, dir: &Path, name: &str, s: &Scenario, steps: u64
     let (depth, init) = initial::evaluate(s, &pm.topo.cell_centroid).unwrap();
     let mut lay = Layout::<T>::from_topology(&pm.topo, &depth, &init, &s.physics.reference());
     lay.set_boundaries(&pm.topo.edge_tag, &s.boundary_table(&pm.mesh, &pm.topo).unwrap());
+    if let Some(v) = &s.physics.viscosity {
+        lay.set_viscosity(&pm.topo, v);
+    }
     let m = Model::<T>::new(&s.physics).unwrap();
     let (nc, n, ne) = (lay.num_cells(), lay.n_owned, lay.num_edges());
     let w = |f: &str, b: Vec<u8>| std::fs::write(dir.join(f), b).unwrap();
@@ -112,6 +115,10 @@ fn compare<T: Real>(exe: &Path, dir: &Path, name: &str, s: &Scenario, steps: u64
     w("tec.bin", bytes(&tiles.tec));
     w("tloc.bin", bytes(&tiles.tloc));
     w("tnl.bin", bytes(&tiles.tnl));
+    // The viscous couplings per edge and per place, empty without viscosity.
+    w("evisc.bin", bytes(&lay.edge_viscosity));
+    let tvisc = if lay.edge_viscosity.is_empty() { vec![] } else { tiles.per_place(&lay.edge_viscosity, T::zero()) };
+    w("tvisc.bin", bytes(&tvisc));
     let gamma = s.physics.gamma.to_string();
     let mut cpu = CpuBackend::new(m, lay).unwrap().with_order(2).unwrap();
     let mut dts = vec![];
@@ -229,6 +236,13 @@ fn order2_kernels_on_the_host_equal_the_cpu_bit_for_bit() {
              "initial": { "type": "dam_break_x", "x0": 2, "interface_left": -0.7, "interface_right": -0.3, "surface": 0 },
              "physics": { "r": 0.98, "order": 2 }, "time": { "end": 10.0 } }"#,
     );
+    // Horizontal viscosity (kernels/viscosity.cuh) in the edge kernel and the tiles' three
+    // modes: the paper's dam break (no sources, so the tiles finish cells) and the lock
+    // exchange (quiet edges and absent layers, where no stress may cross).
+    let mut paper_viscous = paper.clone();
+    paper_viscous.physics.viscosity = Some(pycno::physics::Viscosity { constant: None, time_scale: Some(0.05) });
+    let mut lock_viscous = lock.clone();
+    lock_viscous.physics.viscosity = Some(pycno::physics::Viscosity { constant: Some(2e-3), time_scale: None });
     let pm = scenario_mesh(&corner).unwrap();
     assert_eq!(pm.topo.edge_corner.iter().filter(|&&c| c).count(), 2, "the L's two walls at its corner");
     for (name, s, steps) in [
@@ -237,6 +251,8 @@ fn order2_kernels_on_the_host_equal_the_cpu_bit_for_bit() {
         ("lock exchange", &lock, 300),
         ("island at rest", &island, 100),
         ("Ritter", &ritter, 300),
+        ("paper benchmark, viscous", &paper_viscous, 40),
+        ("lock exchange, viscous", &lock_viscous, 300),
     ] {
         compare::<f32>(&exe, dir.path(), name, s, steps);
         compare::<f64>(&exe, dir.path(), name, s, steps);

@@ -18,6 +18,7 @@ pub mod real;
 pub mod reconstruct;
 pub mod source;
 pub mod state;
+pub mod viscosity;
 pub mod wetdry;
 
 pub use boundary::{boundary_flux, ghost, Boundaries, Boundary, BoundaryKind, BoundarySpec};
@@ -28,4 +29,5 @@ pub use model::{Model, Physics, Reference};
 pub use real::{add_compensated, Real};
 pub use source::{source, source_at};
 pub use state::{is_admissible, CellState, StoredCell};
-pub use wetdry::{dry_flux, needs_dry_flux, settle};
+pub use viscosity::{add_viscosity, Viscosity};
+pub use wetdry::{dry_edge, dry_flux, needs_dry_flux, settle};

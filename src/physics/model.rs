@@ -15,7 +15,7 @@
 //! and interface elevation in the run's precision, so that every kernel can turn stored
 //! deviations back into thicknesses.
 
-use super::Real;
+use super::{Real, Viscosity};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
@@ -67,6 +67,11 @@ pub struct Physics {
     /// `scenario.json` and checkpoints (`Physics::resolve_dry_tolerance`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dry_tolerance: Option<f64>,
+    /// Horizontal eddy viscosity of both layers (`physics/viscosity.rs`): `{"constant": nu}`
+    /// (m²/s) or `{"time_scale": s}` (grid-scale, `nu = d² / time_scale`). None: the scheme's
+    /// own dissipation only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub viscosity: Option<Viscosity>,
     /// Order of accuracy in space and time: 1 (the paper's scheme, the default) or 2 (limited
     /// piecewise-linear reconstruction, `physics/reconstruct.rs`, with the path-conservative
     /// cell-interior term, and two-stage SSP-RK2 (Heun) in time, with the same CFL number).
@@ -196,6 +201,7 @@ impl Default for Physics {
             interlayer_friction: 0.0,
             coriolis: None,
             wind_stress: None,
+            viscosity: None,
             order: default_order(),
         }
     }
@@ -267,6 +273,9 @@ impl Physics {
             if !(tol.is_finite() && (MIN_DRY_TOLERANCE..1.0).contains(&tol)) {
                 bail!("physics.dry_tolerance: expected a thickness in m in [{MIN_DRY_TOLERANCE:e}, 1), found {tol}");
             }
+        }
+        if let Some(v) = &self.viscosity {
+            v.validate()?;
         }
         if !(self.order == 1 || self.order == 2) {
             bail!(

@@ -119,9 +119,10 @@ fn present<T: Real>(h: T, slack: T) -> T {
     }
 }
 
-/// A layer's velocity: zero at or below the dry tolerance.
+/// A layer's velocity: zero at or below the dry tolerance (also the viscosity's,
+/// `physics/viscosity.rs`).
 #[inline(always)]
-fn velocity<T: Real>(q: [T; 2], h: T, tol: T) -> [T; 2] {
+pub(super) fn velocity<T: Real>(q: [T; 2], h: T, tol: T) -> [T; 2] {
     if h > tol {
         [q[0] / h, q[1] / h]
     } else {
@@ -209,6 +210,20 @@ fn layer_flux<T: Real>(g: T, sl: T, sr: T, d: T, hi: T, hj: T, dh: T, vi: [T; 2]
     let dp = T::c(0.5) * g * (hi + hj) * dh;
     let ut = if mass > T::zero() { vi[1] * n[0] - vi[0] * n[1] } else { vj[1] * n[0] - vj[0] * n[1] };
     [mass, adv - sl * dp / d, adv - sr * dp / d, mass * ut]
+}
+
+/// Whether an interior edge's flux is exactly zero because no layer is present on either side:
+/// [`dry_flux`]'s first return. The GPU's edge kernels then write two quiet words instead of
+/// four (`dry_edge` in `kernels/wetdry.cuh`, which this mirrors), and no viscous stress
+/// crosses (`physics/viscosity.rs`).
+#[inline(always)]
+pub fn dry_edge<T: Real>(m: &Model<T>, wi: &Side<T>, wj: &Side<T>) -> bool {
+    let (h1i, h2i, h1j, h2j) = (wi.h1(m), wi.h2(m), wj.h1(m), wj.h2(m));
+    if !needs_dry_flux(m, h1i, h2i, h1j, h2j) {
+        return false;
+    }
+    let (si, sj) = (rounding(m, wi.depth), rounding(m, wj.depth));
+    present(h1i, si) + present(h2i, si) + present(h1j, sj) + present(h2j, sj) == T::zero()
 }
 
 /// The flux across an edge where a layer is absent or thin on either side (module comment);

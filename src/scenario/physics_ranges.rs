@@ -21,6 +21,8 @@ pub const MAX_BETA: f64 = 1.0;
 pub const MAX_WIND_STRESS: f64 = 1.0;
 /// The linear drag velocity (m/s).
 pub const MAX_LINEAR_FRICTION: f64 = 10.0;
+/// A constant horizontal eddy viscosity (m²/s): global ocean models at 1° take 1e4 to 1e5.
+pub const MAX_VISCOSITY: f64 = 1e7;
 
 /// `x` as a person reads it in a message: 1e300 as "1e300", not 301 digits.
 pub(crate) fn show(x: f64) -> String {
@@ -45,6 +47,9 @@ pub fn check(p: &Physics) -> Result<()> {
             checks.push(("physics.coriolis.beta", b, MAX_BETA, "1/(m s)"));
         }
     }
+    if let Some(nu) = p.viscosity.and_then(|v| v.constant) {
+        checks.push(("physics.viscosity.constant", nu, MAX_VISCOSITY, "m²/s"));
+    }
     if let Some(w) = p.wind_stress {
         checks.push(("physics.wind_stress", w[0].hypot(w[1]), MAX_WIND_STRESS, "m²/s² (kinematic stress tau / rho1)"));
     }
@@ -68,7 +73,14 @@ mod tests {
     fn huge_finite_values_are_refused_naming_the_field() {
         let ok = Physics { manning: 0.03, interlayer_friction: 1e-3, ..Default::default() };
         check(&ok).unwrap();
-        let cases: [(&str, Physics); 4] = [
+        let cases: [(&str, Physics); 5] = [
+            (
+                "physics.viscosity.constant",
+                Physics {
+                    viscosity: Some(crate::physics::Viscosity { constant: Some(1e300), time_scale: None }),
+                    ..Default::default()
+                },
+            ),
             ("physics.manning", Physics { manning: 1e300, ..Default::default() }),
             ("physics.interlayer_friction", Physics { interlayer_friction: 1e300, ..Default::default() }),
             ("physics.wind_stress", Physics { wind_stress: Some([1e300, 0.0]), ..Default::default() }),

@@ -6,7 +6,8 @@ use super::layout::{add_to_budget, budget_per_entry, check_slots, reconstruction
 use crate::physics::extremes::{self, Arrival, WIDTH};
 use crate::physics::reconstruct::{self, edge_boundary_flux, edge_flux};
 use crate::physics::{
-    add_compensated, boundary_flux, numerical_flux, settle, source_at, CellState, Model, Real, Side, StoredCell,
+    add_compensated, add_viscosity, boundary_flux, dry_edge, numerical_flux, settle, source_at, CellState, Model, Real,
+    Side, StoredCell,
 };
 use anyhow::{bail, Result};
 use rayon::prelude::*;
@@ -236,6 +237,7 @@ impl<T: Real> Backend for CpuBackend<T> {
         let order2 = self.order == 2;
         let faces = &self.faces;
         let lay = &self.lay;
+        let viscous = !lay.edge_viscosity.is_empty();
         let acc: [SlotPtr<T>; 6] = std::array::from_fn(|k| SlotPtr(self.acc[k].as_mut_ptr()));
         let fallbacks: u64 = edges
             .into_par_iter()
@@ -247,30 +249,47 @@ impl<T: Real> Backend for CpuBackend<T> {
                 let n = [nl[0] / len, nl[1] / len];
                 let (i, si) = (i as usize, si as usize);
                 let wi = side(lay.v1[i], lay.v2[i]);
-                let f = if order2 {
+                // The flux, and whether the edge is one the GPU writes as quiet (no water on
+                // either side of what the flux read), which takes no viscous stress either.
+                let (f, no_stress) = if order2 {
                     // Both sides the cells' reconstructed edge values (physics/reconstruct.rs).
                     let fi = face_side(faces, i, si, lay.v1[i][3]);
                     if j == BOUNDARY {
-                        edge_boundary_flux(&m, &lay.boundaries[sj as usize], &fi, &wi, n, t)
+                        (edge_boundary_flux(&m, &lay.boundaries[sj as usize], &fi, &wi, n, t), true)
                     } else {
                         let (j, sj) = (j as usize, sj as usize);
                         let fj = face_side(faces, j, sj, lay.v1[j][3]);
-                        edge_flux(&m, &fi, &fj, &wi, &side(lay.v1[j], lay.v2[j]), n)
+                        (
+                            edge_flux(&m, &fi, &fj, &wi, &side(lay.v1[j], lay.v2[j]), n),
+                            viscous && dry_edge(&m, &fi, &fj),
+                        )
                     }
                 } else if j == BOUNDARY {
-                    boundary_flux(&m, &lay.boundaries[sj as usize], &wi, n, t)
+                    (boundary_flux(&m, &lay.boundaries[sj as usize], &wi, n, t), true)
                 } else {
-                    numerical_flux(&m, &wi, &side(lay.v1[j as usize], lay.v2[j as usize]), n)
+                    let wj = side(lay.v1[j as usize], lay.v2[j as usize]);
+                    (numerical_flux(&m, &wi, &wj, n), viscous && dry_edge(&m, &wi, &wj))
                 };
                 let z = len * f.speed;
+                let mut words = [
+                    [len * f.i[0], len * f.i[1], len * f.i[2], z],
+                    [len * f.i[3], len * f.i[4], len * f.i[5], T::zero()],
+                    [-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z],
+                    [-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T::zero()],
+                ];
+                if viscous && !no_stress && lay.edge_viscosity[e] > T::zero() {
+                    // Between the cells' means, at both orders (physics/viscosity.rs).
+                    let j = j as usize;
+                    add_viscosity(&m, &wi, &side(lay.v1[j], lay.v2[j]), lay.edge_viscosity[e], &mut words);
+                }
                 // SAFETY: check_slots proved that (si, i) and (sj, j) belong to this edge alone.
                 unsafe {
-                    *acc[2 * si].0.add(i) = [len * f.i[0], len * f.i[1], len * f.i[2], z];
-                    *acc[2 * si + 1].0.add(i) = [len * f.i[3], len * f.i[4], len * f.i[5], T::zero()];
+                    *acc[2 * si].0.add(i) = words[0];
+                    *acc[2 * si + 1].0.add(i) = words[1];
                     if j != BOUNDARY {
                         let (j, sj) = (j as usize, sj as usize);
-                        *acc[2 * sj].0.add(j) = [-(len * f.j[0]), -(len * f.j[1]), -(len * f.j[2]), z];
-                        *acc[2 * sj + 1].0.add(j) = [-(len * f.j[3]), -(len * f.j[4]), -(len * f.j[5]), T::zero()];
+                        *acc[2 * sj].0.add(j) = words[2];
+                        *acc[2 * sj + 1].0.add(j) = words[3];
                     }
                 }
                 f.fallback as u64

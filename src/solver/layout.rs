@@ -25,7 +25,9 @@
 
 use crate::mesh::{Topology, NO_CELL};
 use crate::physics::reconstruct::{Stencil, ACROSS_CORNER, ACROSS_OPEN, ACROSS_WALL};
-use crate::physics::{Boundaries, Boundary, BoundaryKind, BoundarySpec, CellState, Real, Reference, StoredCell};
+use crate::physics::{
+    Boundaries, Boundary, BoundaryKind, BoundarySpec, CellState, Real, Reference, StoredCell, Viscosity,
+};
 use anyhow::{bail, Result};
 use std::ops::Range;
 
@@ -66,6 +68,9 @@ pub struct Layout<T> {
     /// that every partition has the same numbers.
     pub across: Vec<[i32; 3]>,
     pub stencil: Vec<Stencil<T>>,
+    /// Each edge's viscous coupling `k = nu L / d` (m²/s, `physics/viscosity.rs`), 0 on the
+    /// boundary; empty without viscosity ([`Layout::set_viscosity`]).
+    pub edge_viscosity: Vec<T>,
     /// The boundary slots of the edges [`Layout::keep_edges`] dropped (the first ring's, on
     /// several ranks at second order): `(cell, slot, edge)`, `edge` the index in the topology
     /// the layout was made from, so that [`Layout::set_boundaries`] marks the open ones in
@@ -137,6 +142,7 @@ impl<T: Real> Layout<T> {
             depth: depth.to_vec(),
             reference: *reference,
             coriolis: Vec::new(),
+            edge_viscosity: Vec::new(),
             dropped_boundary: Vec::new(),
         }
     }
@@ -153,6 +159,7 @@ impl<T: Real> Layout<T> {
         }
         self.edge_cells.truncate(n);
         self.edge_normal.truncate(n);
+        self.edge_viscosity.truncate(n);
     }
 
     /// Whether this layout carries what `m` reads per cell: an error names what is missing.
@@ -172,6 +179,32 @@ impl<T: Real> Layout<T> {
     pub fn set_coriolis(&mut self, f: &[f64]) {
         assert_eq!(f.len(), self.n_owned);
         self.coriolis = f.iter().map(|&f| T::c(f)).collect();
+    }
+
+    /// Each edge's viscous coupling from `v` (`topo` the topology the layout was made from, as
+    /// for [`Layout::set_boundaries`]: this layout's edges first). Computed in float64 from the
+    /// edge's length and its cells' centroids, which every partition has the same, and rounded
+    /// once: every rank count gets the same couplings. A viscosity that does nothing leaves
+    /// none.
+    pub fn set_viscosity(&mut self, topo: &Topology, v: &Viscosity) {
+        self.edge_viscosity = Vec::new();
+        if !v.is_active() {
+            return;
+        }
+        let n = self.edge_cells.len();
+        assert!(topo.num_edges() >= n, "set_viscosity: the topology has fewer edges than the layout");
+        self.edge_viscosity = (0..n)
+            .map(|e| {
+                let [i, j] = topo.edge_cells[e];
+                if j == NO_CELL {
+                    return T::zero();
+                }
+                let (a, b) = (topo.cell_centroid[i as usize], topo.cell_centroid[j as usize]);
+                let nn = topo.edge_normal[e];
+                let d = ((b[0] - a[0]) * nn[0] + (b[1] - a[1]) * nn[1]).abs();
+                T::c(v.coupling(topo.edge_length[e], d))
+            })
+            .collect();
     }
 
     /// Point each boundary edge at its tag's entry of `b` (`edge_tag` per edge of the

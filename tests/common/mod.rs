@@ -57,6 +57,9 @@ pub fn run_observed<T: Real>(
     let mut lay = Layout::<T>::from_topology(&pm.topo, &depth, &initial, &s.physics.reference());
     let table = s.boundary_table(&pm.mesh, &pm.topo).expect("boundary table");
     lay.set_boundaries(&pm.topo.edge_tag, &table);
+    if let Some(v) = &s.physics.viscosity {
+        lay.set_viscosity(&pm.topo, v);
+    }
     let mut b = CpuBackend::new(params, lay).unwrap().with_order(s.physics.order).unwrap();
     let start = b.state().unwrap();
     let plan = Schedule { outputs, ..plan(s, max_steps) };

@@ -37,6 +37,9 @@ template <class T> void run(const std::string& d, int steps, double gamma,
     std::vector<Boundary<T>> bnd(bb.size() / sizeof(Boundary<T>)); memcpy(bnd.data(), bb.data(), bb.size());
     auto across = readv<int>(d + "/across.bin"); auto wr = readv<T>(d + "/wr.bin"); auto ln = readv<T>(d + "/ln.bin"); auto depth = readv<T>(d + "/depth.bin");
     auto recon = readv<unsigned char>(d + "/recon.bin");
+    // The viscous couplings per edge and per tile place (empty files: no viscosity).
+    auto evisc = readv<T>(d + "/evisc.bin"); T* ev = evisc.empty() ? nullptr : evisc.data();
+    std::vector<T> tvisc;
     std::vector<int> tcells, tec, tloc; std::vector<T> tnl; int cap = 0;
     std::vector<int> rest, rest_of; if (finish) { rest = readv<int>(d + "/rest.bin"); rest_of = readv<int>(d + "/rest_of.bin"); }
     // The listed cells' words and areas (src/solver/cuda/order2.rs, RestWords).
@@ -46,8 +49,9 @@ template <class T> void run(const std::string& d, int steps, double gamma,
     RestArrays<T> ra = {rest.data(), (V4<T>*)racc.data(), (V4<T>*)rint.data(), rarea.data(), (int)nr}, none = {};
     std::vector<unsigned> summed; if (sums) summed = readv<unsigned>(d + "/summed.bin");
     if (tiled) { tcells = readv<int>(d + "/tcells.bin"); cap = readv<int>(d + "/tcap.bin")[0];
-                 tec = readv<int>(d + "/tec.bin"); tloc = readv<int>(d + "/tloc.bin"); tnl = readv<T>(d + "/tnl.bin"); }
-    TileArrays<T> ta = {(int4*)tcells.data(), (int4*)tec.data(), (int2*)tloc.data(), (V2<T>*)tnl.data(), rest_of.data(), cap};
+                 tec = readv<int>(d + "/tec.bin"); tloc = readv<int>(d + "/tloc.bin"); tnl = readv<T>(d + "/tnl.bin"); tvisc = readv<T>(d + "/tvisc.bin"); }
+    TileArrays<T> ta = {(int4*)tcells.data(), (int4*)tec.data(), (int2*)tloc.data(), (V2<T>*)tnl.data(), rest_of.data(), cap,
+                        tvisc.empty() ? nullptr : tvisc.data()};
     int ntiles = tiled ? (int)(tec.size() / 4 / cap) : 0;
     std::vector<T> acc(24 * (size_t)nc, T(NAN)), faces(24 * (size_t)nc, T(0)), interior(4 * (size_t)(nc > 0 ? nc : 1), T(0)), cor(1, T(0));
     unsigned long long scratch[3] = {~0ull, 0, 0};
@@ -56,7 +60,7 @@ template <class T> void run(const std::string& d, int steps, double gamma,
     for (int s = 0; s < steps; ++s) {
         for (int stage = 0; stage < 2; ++stage) {
             Arrays<T> a = {(V4<T>*)v1.data(), (V4<T>*)v2.data(), (V4<T>*)o1.data(), (V4<T>*)o2.data(), (V2<T>*)lo.data(), (V2<T>*)olo.data(),
-                           (int4*)ec.data(), (V2<T>*)en.data(), (V4<T>*)acc.data(), bnd.data(), scratch, nc, no, 0, cor.data()};
+                           (int4*)ec.data(), (V2<T>*)en.data(), (V4<T>*)acc.data(), bnd.data(), scratch, nc, no, 0, cor.data(), ev};
             Order2Arrays<T> o = {(V4<T>*)faces.data(), (V4<T>*)interior.data(), across.data(), (V4<T>*)wr.data(), (V2<T>*)ln.data(), depth.data(), recon.data(), nc};
             double te = stage == 0 ? t : t + dts.back();
             if (tiled) {
@@ -83,7 +87,7 @@ template <class T> void run(const std::string& d, int steps, double gamma,
     {
         // The edge values of a reconstruction of the final state.
         Arrays<T> a = {(V4<T>*)v1.data(), (V4<T>*)v2.data(), (V4<T>*)o1.data(), (V4<T>*)o2.data(), (V2<T>*)lo.data(), (V2<T>*)olo.data(),
-                       (int4*)ec.data(), (V2<T>*)en.data(), (V4<T>*)acc.data(), bnd.data(), scratch, nc, no, 0, cor.data()};
+                       (int4*)ec.data(), (V2<T>*)en.data(), (V4<T>*)acc.data(), bnd.data(), scratch, nc, no, 0, cor.data(), ev};
         Order2Arrays<T> o = {(V4<T>*)faces.data(), (V4<T>*)interior.data(), across.data(), (V4<T>*)wr.data(), (V2<T>*)ln.data(), depth.data(), recon.data(), nc};
         each<T>(nc, [&] { rec(a, o, m, 0, nc, 3); });
         writev(d + "/out_faces.bin", faces);

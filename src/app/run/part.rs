@@ -330,6 +330,13 @@ fn backend_in<T: CudaReal>(
             Some(sub) => layout.set_boundaries(&sub.local_topology(topo)?.edge_tag, table),
         }
     }
+    if let Some(v) = &setup.scenario.physics.viscosity {
+        // The couplings from the topology the layout's edges come from, as the boundaries'.
+        match &part.submesh {
+            Some(sub) if !part.piece => layout.set_viscosity(&sub.local_topology(topo)?, v),
+            _ => layout.set_viscosity(topo, v),
+        }
+    }
     if let Some(c) = setup.scenario.physics.coriolis.filter(|c| c.varies()) {
         // A beta-plane: each owned cell's f at its centroid. A rank's piece numbers its
         // owned cells first, in layout order; otherwise `topo` is the global mesh.

@@ -9,13 +9,14 @@ use std::sync::{Arc, OnceLock};
 
 /// The kernel sources in the order NVRTC compiles them (each header only uses the ones
 /// before it). The headers mirror the files of the same name in `src/physics/`.
-pub const KERNEL_SOURCES: [(&str, &str); 16] = [
+pub const KERNEL_SOURCES: [(&str, &str); 17] = [
     ("real.cuh", include_str!("../../../kernels/real.cuh")),
     ("state.cuh", include_str!("../../../kernels/state.cuh")),
     ("model.cuh", include_str!("../../../kernels/model.cuh")),
     ("eigen.cuh", include_str!("../../../kernels/eigen.cuh")),
     ("edge.cuh", include_str!("../../../kernels/edge.cuh")),
     ("wetdry.cuh", include_str!("../../../kernels/wetdry.cuh")),
+    ("viscosity.cuh", include_str!("../../../kernels/viscosity.cuh")),
     ("flux.cuh", include_str!("../../../kernels/flux.cuh")),
     ("boundary.cuh", include_str!("../../../kernels/boundary.cuh")),
     ("reconstruct.cuh", include_str!("../../../kernels/reconstruct.cuh")),

@@ -60,6 +60,8 @@ pub struct DeviceArrays {
     pub reserved: i32,
     /// Each owned cell's Coriolis parameter on a beta-plane (one unused word otherwise).
     pub coriolis: u64,
+    /// Each edge's viscous coupling (`Layout::edge_viscosity`); 0 (null): no viscosity.
+    pub evisc: u64,
 }
 // SAFETY: #[repr(C)], integers only, mirrored in kernels/solver.cu.
 unsafe impl DeviceRepr for DeviceArrays {}

@@ -73,6 +73,8 @@ pub struct CudaBackend<T: CudaReal> {
     scratch: CudaSlice<u64>,
     /// Each owned cell's Coriolis parameter on a beta-plane (`Layout::coriolis`).
     coriolis: CudaSlice<T>,
+    /// Each edge's viscous coupling (`Layout::edge_viscosity`), where there is viscosity.
+    evisc: Option<CudaSlice<T>>,
     n_cells: usize,
     n_owned: usize,
     n_edges: usize,
@@ -159,6 +161,11 @@ impl<T: CudaReal> CudaBackend<T> {
         // word, as no allocation may be empty.
         let per_cell_f = if lay.coriolis.is_empty() { vec![T::zero()] } else { lay.coriolis.clone() };
         let coriolis = stream.clone_htod(&per_cell_f).map_err(|e| up("the Coriolis parameters", e))?;
+        let evisc = if lay.edge_viscosity.is_empty() {
+            None
+        } else {
+            Some(stream.clone_htod(&lay.edge_viscosity).map_err(|e| up("the viscous couplings", e))?)
+        };
         stream.synchronize()?;
         let mut b = CudaBackend {
             ctx,
@@ -185,6 +192,7 @@ impl<T: CudaReal> CudaBackend<T> {
             acc,
             scratch,
             coriolis,
+            evisc,
             n_cells: n,
             n_owned: lay.n_owned,
             n_edges: lay.num_edges(),
@@ -230,6 +238,7 @@ impl<T: CudaReal> CudaBackend<T> {
             n_owned: self.n_owned as i32,
             reserved: 0,
             coriolis: address(&self.coriolis, s),
+            evisc: self.evisc.as_ref().map_or(0, |v| address(v, s)),
         }
     }
 

@@ -48,6 +48,8 @@ pub struct TileDevice {
     pub tnl: u64,
     pub rest_of: u64,
     pub cap: i32,
+    /// Per place, its edge's viscous coupling; 0 (null): no viscosity.
+    pub tvisc: u64,
 }
 // SAFETY: #[repr(C)], integers only, mirrored in kernels/order2.cu.
 unsafe impl DeviceRepr for TileDevice {}
@@ -160,6 +162,8 @@ struct DeviceTiles<T> {
     tec: CudaSlice<i32>,
     tloc: CudaSlice<i32>,
     tnl: CudaSlice<T>,
+    /// Per place, its edge's viscous coupling, where there is viscosity.
+    tvisc: Option<CudaSlice<T>>,
     cover: TileCover,
     threads: usize,
     /// Where the tiles can finish cells (no sources): the owned cells they do not finish
@@ -183,6 +187,7 @@ impl<T: CudaReal> DeviceTiles<T> {
             tnl: address(&self.tnl, s),
             rest_of: self.rest_of.as_ref().map_or(0, |r| address(r, s)),
             cap: self.threads as i32,
+            tvisc: self.tvisc.as_ref().map_or(0, |v| address(v, s)),
         }
     }
     /// The launch of tiles `tiles`: a block each, its records in dynamic shared memory (and
@@ -330,6 +335,14 @@ impl<T: CudaReal> CudaBackend<T> {
                 tec: ints(bytemuck::cast_slice(&plan.tec))?,
                 tloc: ints(bytemuck::cast_slice(&plan.tloc))?,
                 tnl: s.clone_htod(&tnl).map_err(|e| up("the tiles", e))?,
+                tvisc: if lay.edge_viscosity.is_empty() {
+                    None
+                } else {
+                    Some(
+                        s.clone_htod(&plan.per_place(&lay.edge_viscosity, T::zero()))
+                            .map_err(|e| up("the tiles", e))?,
+                    )
+                },
                 cover: plan.cover,
                 threads,
                 rest,

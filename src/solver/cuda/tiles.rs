@@ -38,6 +38,9 @@ pub struct Tiles<T> {
     pub tloc: Vec<[i32; 2]>,
     /// Each edge's normal times length, the layout's `edge_normal` entry.
     pub tnl: Vec<[T; 2]>,
+    /// Each edge's index in the layout (-1 past a tile's edges): for per-edge data that only
+    /// some runs have (`Tiles::per_place`).
+    pub tedge: Vec<i32>,
     /// Which tiles take which edges: all the backend keeps once the arrays are uploaded.
     pub cover: TileCover,
 }
@@ -80,6 +83,7 @@ impl<T: Copy + Default> Tiles<T> {
             tec: Vec::new(),
             tloc: Vec::new(),
             tnl: Vec::new(),
+            tedge: Vec::new(),
             cover: TileCover::default(),
         };
         // place[c]: c's place in the open tile, or -1.
@@ -120,6 +124,7 @@ impl<T: Copy + Default> Tiles<T> {
                 t.tec.push(edge_cells[e]);
                 t.tloc.push([pi, pj]);
                 t.tnl.push(edge_normal[e]);
+                t.tedge.push(e as i32);
                 edges_open += 1;
             }
             t.close(&mut place, &mut open, &mut edges_open, across);
@@ -127,6 +132,12 @@ impl<T: Copy + Default> Tiles<T> {
             t.cover.tiles.push(first_tile..t.len());
         }
         t
+    }
+
+    /// A per-edge array laid out per place as the tiles take the edges (`default` past a
+    /// tile's edges): the viscous couplings' `tvisc` (`kernels/order2.cu`).
+    pub fn per_place<V: Copy>(&self, per_edge: &[V], default: V) -> Vec<V> {
+        self.tedge.iter().map(|&e| if e < 0 { default } else { per_edge[e as usize] }).collect()
     }
 
     /// Ends the open tile (if it has edges): its cells, and every array filled to its `cap`
@@ -144,6 +155,7 @@ impl<T: Copy + Default> Tiles<T> {
         self.tec.resize(self.cells.len(), [-1, -1, 0, 0]);
         self.tloc.resize(self.cells.len(), [0, 0]);
         self.tnl.resize(self.cells.len(), [T::default(); 2]);
+        self.tedge.resize(self.cells.len(), -1);
         open.clear();
         *edges_open = 0;
     }
@@ -265,7 +277,7 @@ mod tests {
             assert_eq!(t.cover.ranges, vec![0..30, 30..n_edges]);
             assert_eq!(t.cover.tiles[0].end, t.cover.tiles[1].start);
             assert_eq!(t.len(), t.cover.tiles[1].end);
-            assert!([t.cells.len(), t.tloc.len(), t.tnl.len()].iter().all(|&n| n == t.tec.len()));
+            assert!([t.cells.len(), t.tloc.len(), t.tnl.len(), t.tedge.len()].iter().all(|&n| n == t.tec.len()));
             let mut seen = vec![0; n_edges];
             for k in 0..t.len() {
                 let places = t.places(k);
