@@ -2,7 +2,7 @@
 //! `div(nu h grad u)` in `d(q)/dt`, the closure ocean models carry for the eddies their meshes
 //! cannot resolve. Without it, second order on a coarse mesh of a strait (cells of 2.6 to 5.4 km)
 //! lets grid-scale eddies in the jets grow until the free surface leaves its bounds
-//! (docs/src/validation.md, "the strait on coarse meshes"); first order's upwinding hides
+//! (docs/src/validation.md, on the strait study's coarse meshes); first order's upwinding hides
 //! them with numerical viscosity of the same size.
 //!
 //! Discretised edge by edge inside the edge pass, as a two-point flux between the two cells'
