@@ -874,14 +874,14 @@ fn viscous_dam_break_order2<T: CudaReal>(tol_h: f64, tol_q: f64) {
     s.time.end = 0.1;
     s.physics.order = 2;
     s.physics.viscosity = Some(pycno::physics::Viscosity { constant: None, time_scale: Some(0.05) });
-    let (cpu, gpu, start, _, _, _) = run_both::<T>(&s, 1000);
+    let (cpu, gpu, _, _, _, _) = run_both::<T>(&s, 1000);
     assert_fields_agree::<T>("paper benchmark, order 2, viscous", &cpu, &gpu, &every_field(tol_h, tol_q));
     // The viscosity did something: the same run without it ends elsewhere.
     s.physics.viscosity = None;
     let (plain, _, _, _, _, _) = run_both::<T>(&s, 1000);
     let moved = rel_l2(&plain, &cpu, |c| c.q1[0]);
     assert!(moved > 10.0 * tol_q, "{}: the viscosity changed q1x by only {moved:e}", T::NAME);
-    assert!(gpu.iter().zip(&start).all(|(c, _)| c.is_admissible()));
+    assert!(gpu.iter().all(|c| c.is_admissible()), "{}: a negative thickness on the GPU", T::NAME);
 }
 #[test]
 fn cpu_and_gpu_agree_on_a_viscous_dam_break_at_order_2_f32() {
