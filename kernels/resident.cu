@@ -172,8 +172,17 @@ __device__ __forceinline__ bool update_step(const Arrays<T>& a, const Model<T>& 
         pdl_wait();                                                                                               \
         pdl_trigger(early);                                                                                       \
         if (*(const volatile unsigned long long*)&c->stop != 0) return;                                          \
-        edge_kernel<T>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, begin, end, m,            \
-                       (T)c->t, a.scratch, a.evisc);                                                             \
+        edge_kernel<T, false>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, begin, end, m,     \
+                              (T)c->t, a.scratch, a.evisc);                                                      \
+    }                                                                                                             \
+    /* The same with the horizontal viscosity (solver.cu's edge_visc). */                                        \
+    extern "C" __global__ void edge_visc_resident_##SUFFIX(Arrays<T> a, Model<T> m, int begin, int end,         \
+                                                            const Control* c, int early) {                      \
+        pdl_wait();                                                                                               \
+        pdl_trigger(early);                                                                                       \
+        if (*(const volatile unsigned long long*)&c->stop != 0) return;                                          \
+        edge_kernel<T, true>(a.v1, a.v2, a.ecells, a.enormal, a.boundaries, a.acc, a.stride, begin, end, m,      \
+                             (T)c->t, a.scratch, a.evisc);                                                       \
     }                                                                                                             \
     /* finalize: 1 one GPU, 0 NCCL's all-reduce follows (peer.cu's mode 2 is not taken here). */                \
     extern "C" __global__ void dt_resident_##SUFFIX(Arrays<T> a, T two_gamma, Control* c, int finalize,          \

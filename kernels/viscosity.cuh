@@ -4,8 +4,6 @@
 // taken from one cell is the amount given to the other, as on the CPU.
 #pragma once
 
-template <typename T> __device__ __forceinline__ T visc_velocity(T q, T h, T tol) { return h > tol ? q / h : T(0); }
-
 // One layer's transfer from cell j to cell i per unit time: k h_e (u_j - u_i), zero where the
 // thinner side is at or below the dry tolerance.
 template <typename T>
@@ -13,8 +11,8 @@ __device__ __forceinline__ void visc_transfer(T qix, T qiy, T hi, T qjx, T qjy, 
     T he = rt_min(hi, hj);
     if (he > tol) {
         T kh = mul_rn(k, he);
-        tx = mul_rn(kh, sub_rn(visc_velocity(qjx, hj, tol), visc_velocity(qix, hi, tol)));
-        ty = mul_rn(kh, sub_rn(visc_velocity(qjy, hj, tol), visc_velocity(qiy, hi, tol)));
+        tx = mul_rn(kh, sub_rn(wd_velocity(qjx, hj, tol), wd_velocity(qix, hi, tol)));
+        ty = mul_rn(kh, sub_rn(wd_velocity(qjy, hj, tol), wd_velocity(qiy, hi, tol)));
     } else {
         tx = T(0);
         ty = T(0);

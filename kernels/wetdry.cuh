@@ -16,6 +16,9 @@ template <typename T> __device__ __forceinline__ T wd_rounding(const Model<T>& m
 }
 // A layer's thickness as the dry-aware flux sees it: 0 where no more than that rounding.
 template <typename T> __device__ __forceinline__ T wd_present(T h, T slack) { return h > slack ? h : T(0); }
+// A layer's velocity component: zero at or below the dry tolerance (also the viscosity's,
+// viscosity.cuh).
+template <typename T> __device__ __forceinline__ T wd_velocity(T q, T h, T tol) { return h > tol ? q / h : T(0); }
 
 // The hydrostatic reconstruction of one layer: (h*_i, h*_j) over the higher bottom, and their
 // jump, the surface jump ds where both are positive.
@@ -69,10 +72,10 @@ __device__ __forceinline__ EdgeFlux<T> dry_flux(const Model<T>& m, const Side<T>
         z.fallback = false;
         return z;
     }
-    T v1ix = h1i > tol ? wi.q1x / h1i : T(0), v1iy = h1i > tol ? wi.q1y / h1i : T(0);
-    T v2ix = h2i > tol ? wi.q2x / h2i : T(0), v2iy = h2i > tol ? wi.q2y / h2i : T(0);
-    T v1jx = h1j > tol ? wj.q1x / h1j : T(0), v1jy = h1j > tol ? wj.q1y / h1j : T(0);
-    T v2jx = h2j > tol ? wj.q2x / h2j : T(0), v2jy = h2j > tol ? wj.q2y / h2j : T(0);
+    T v1ix = wd_velocity(wi.q1x, h1i, tol), v1iy = wd_velocity(wi.q1y, h1i, tol);
+    T v2ix = wd_velocity(wi.q2x, h2i, tol), v2iy = wd_velocity(wi.q2y, h2i, tol);
+    T v1jx = wd_velocity(wj.q1x, h1j, tol), v1jy = wd_velocity(wj.q1y, h1j, tol);
+    T v2jx = wd_velocity(wj.q2x, h2j, tol), v2jy = wd_velocity(wj.q2y, h2j, tol);
 
     T dd1 = wj.d1 - wi.d1;
     T dd2 = wj.d2 - wi.d2;

@@ -22,9 +22,11 @@ fn every_kernel_compiles_for_hopper_and_ampere() {
         }
         for op in [
             "edge",
+            "edge_visc",
             "dt",
             "update",
             "edge_resident",
+            "edge_visc_resident",
             "dt_resident",
             "update_resident",
             "finalize_resident",

@@ -130,9 +130,11 @@ impl<T: CudaReal> CudaBackend<T> {
                 .load_function(&format!("{op}_{}", T::SUFFIX))
                 .with_context(|| format!("kernel {op}_{} missing", T::SUFFIX))
         };
+        // A run with viscosity takes the edge kernel that computes it (solver.cu's VISC).
+        let viscous = !lay.edge_viscosity.is_empty();
         let (edge_fn, dt_fn, update_fn, extremes_fn, budget_fn) =
-            (f("edge")?, f("dt")?, f("update")?, f("extremes")?, f("budget")?);
-        let resident_fns = Some(resident::ResidentFns::load(&module, T::SUFFIX)?);
+            (f(if viscous { "edge_visc" } else { "edge" })?, f("dt")?, f("update")?, f("extremes")?, f("budget")?);
+        let resident_fns = Some(resident::ResidentFns::load(&module, T::SUFFIX, viscous)?);
         // A stream of our own: CUDA graphs cannot be captured on the legacy default stream.
         let stream = ctx.new_stream().map_err(|e| anyhow!("cannot make a CUDA stream on {device}: {e}"))?;
         let up = |what: &str, e: cudarc::driver::DriverError| anyhow!("cannot upload {what} to {device}: {e}");

@@ -201,7 +201,12 @@ pub struct ResidentFns {
 }
 
 impl ResidentFns {
-    pub fn load(module: &std::sync::Arc<cudarc::driver::CudaModule>, suffix: &str) -> Result<ResidentFns> {
+    /// `viscous`: the run has a horizontal viscosity, whose edge kernel it takes.
+    pub fn load(
+        module: &std::sync::Arc<cudarc::driver::CudaModule>,
+        suffix: &str,
+        viscous: bool,
+    ) -> Result<ResidentFns> {
         let f = |op: &str| {
             module
                 .load_function(&format!("{op}_resident_{suffix}"))
@@ -212,7 +217,7 @@ impl ResidentFns {
             super::order2::allow_tile_shared(k, if suffix == "f32" { 4 } else { 8 })?;
         }
         Ok(ResidentFns {
-            edge: f("edge")?,
+            edge: f(if viscous { "edge_visc" } else { "edge" })?,
             dt: f("dt")?,
             update: f("update")?,
             finalize: f("finalize")?,
