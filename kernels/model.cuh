@@ -17,11 +17,12 @@ template <typename T> struct Model {
     int coriolis_per_cell;  // 1 on a beta-plane: each cell's f from the per-cell array
     T wind_x;           // kinematic wind stress on the upper layer (m^2/s^2)
     T wind_y;
+    T shear_bound;      // kappa g (1 - r): the largest |u1 - u2|^2 per metre of water (shear.cuh); 0 for none
 };
 
 // Whether any cell source term is on (Model::has_sources).
 template <typename T> __device__ __forceinline__ bool has_sources(const Model<T>& m) {
     return m.linear_friction > T(0) || m.manning > T(0) || m.interlayer_friction > T(0) || m.coriolis_f != T(0) ||
            m.coriolis_per_cell != 0 ||
-           m.wind_x != T(0) || m.wind_y != T(0);
+           m.wind_x != T(0) || m.wind_y != T(0) || m.shear_bound > T(0);
 }

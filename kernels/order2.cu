@@ -288,7 +288,8 @@ __device__ __forceinline__ void fold_sums(const V4<T>& s1, const V4<T>& s2, cons
 // A stage's update of cell c (CpuBackend::stage_update at order 2) from its stored state (a,
 // b), low parts l, and its slots' layer-1 and layer-2 words summed with its cell-interior term
 // added to the momenta (f1, f2: fold_sums): the first order's update, then the sources
-// (SOURCES: only where the model has some); at the second stage (second != 0), Heun's average
+// (SOURCES: only where the model has some; without, the tiles', the shear limit alone where it
+// is the model's only term: Model::has_sources_besides_shear_limit); at the second stage (second != 0), Heun's average
 // with the step's start (W_n + W**)/2 as W_n plus half the difference, the thickness
 // deviations with their low parts by add_compensated, so that a cell at rest keeps its numbers
 // bit for bit; then settle. The step's start is read from (o1, o2,
@@ -315,6 +316,7 @@ __device__ __forceinline__ bool update2_cell(V4<T> a, V4<T> b, V2<T> l, const V4
     b.z = sub_rn(b.z, mul_rn(k, f2.z));
     Side<T> s = load_side(a, b);
     if (SOURCES && has_sources(m)) source_at(m, s, dt, coriolis);
+    else if (!SOURCES && m.shear_bound > T(0)) shear_source(m, s);
     if (second) {
         // The step's start W_n (these buffers), and Heun's average with it.
         V4<T> sa = o1[c], sb = o2[c];

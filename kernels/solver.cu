@@ -192,8 +192,6 @@ __device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4
     dt_min_kernel(n, scratch, [&](int i) { return cell_dt_bits(v2, acc, stride, i, two_gamma); });
 }
 
-__device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, b); }
-__device__ __forceinline__ double div_rn(double a, double b) { return __ddiv_rn(a, b); }
 
 // What an update reads of a cell: its stored state, its low parts and its slots' layer-1 words
 // (the layer-2 words follow: a quiet slot has none). Split from the update so that the

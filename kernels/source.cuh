@@ -59,6 +59,7 @@ __device__ __forceinline__ void source_at(const Model<T>& m, Side<T>& s, T dt, T
         s.q1x = s.q1x + c1x; s.q1y = s.q1y + c1y;
         s.q2x = s.q2x - c2x; s.q2y = s.q2y - c2y;
     }
+    if (m.shear_bound > T(0) && wet1 && wet2) limit_shear(m, s, h1, h2);
     if (f != T(0)) {
         T angle = f * dt;
         T sn, cs;

@@ -16,6 +16,7 @@ pub mod forcing;
 pub mod model;
 pub mod real;
 pub mod reconstruct;
+pub mod shear;
 pub mod source;
 pub mod state;
 pub mod viscosity;

@@ -72,6 +72,13 @@ pub struct Physics {
     /// own dissipation only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub viscosity: Option<Viscosity>,
+    /// The largest shear between the layers, as a multiple `κ` of the two-layer system's
+    /// hyperbolicity bound: a cell whose `|u1 - u2|²` passes `κ g (1 - r) (h1 + h2)` gets the
+    /// interlayer stress that brings it back to it, keeping its momentum (Castro et al. 2011,
+    /// `physics/shear.rs`). Stands for the mixing of a shear instability, which the model does
+    /// not resolve. 0: none.
+    #[serde(default = "default_shear_limit")]
+    pub shear_limit: f64,
     /// Order of accuracy in space and time: 1 (the paper's scheme, the default) or 2 (limited
     /// piecewise-linear reconstruction, `physics/reconstruct.rs`, with the path-conservative
     /// cell-interior term, and two-stage SSP-RK2 (Heun) in time, with the same CFL number).
@@ -115,6 +122,12 @@ pub struct Coriolis {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub y0: Option<f64>,
 }
+
+/// `physics.shear_limit` when the scenario gives none: the hyperbolicity bound itself.
+pub const DEFAULT_SHEAR_LIMIT: f64 = 1.0;
+/// The largest `physics.shear_limit`: beyond a few times the bound the system is far from
+/// hyperbolic and the limit no longer keeps it so.
+pub const MAX_SHEAR_LIMIT: f64 = 10.0;
 
 /// The Earth's rotation rate (rad/s, sidereal day).
 pub const EARTH_ROTATION: f64 = 7.2921159e-5;
@@ -178,6 +191,9 @@ pub fn scaled_dry_tolerance(deepest: f64) -> f64 {
         MAX_DEFAULT_DRY_TOLERANCE
     }
 }
+fn default_shear_limit() -> f64 {
+    DEFAULT_SHEAR_LIMIT
+}
 fn default_order() -> u32 {
     1
 }
@@ -202,6 +218,7 @@ impl Default for Physics {
             coriolis: None,
             wind_stress: None,
             viscosity: None,
+            shear_limit: default_shear_limit(),
             order: default_order(),
         }
     }
@@ -277,6 +294,13 @@ impl Physics {
         if let Some(v) = &self.viscosity {
             v.validate()?;
         }
+        if !(self.shear_limit.is_finite() && (0.0..=MAX_SHEAR_LIMIT).contains(&self.shear_limit)) {
+            bail!(
+                "physics.shear_limit: expected a multiple of the hyperbolicity bound in [0, {MAX_SHEAR_LIMIT}] \
+                 (1 the bound itself, 0 none), found {}",
+                self.shear_limit
+            );
+        }
         if !(self.order == 1 || self.order == 2) {
             bail!(
                 "physics.order: expected 1 (first order, the default) or 2 (second order in space and time), found {}",
@@ -334,6 +358,9 @@ pub struct Model<T> {
     /// Kinematic wind stress on the upper layer (m²/s²).
     pub wind_x: T,
     pub wind_y: T,
+    /// `shear_limit g (1 - r)` (1/s², rounded once from float64): a cell's `|u1 - u2|²` is
+    /// kept at most this times `h1 + h2` (`physics/shear.rs`); 0 for none.
+    pub shear_bound: T,
 }
 
 /// How many dry tolerances thick the thinnest layer of an edge may be for the edge to take
@@ -360,11 +387,19 @@ impl<T: Real> Model<T> {
             coriolis_per_cell: p.coriolis.is_some_and(|c| c.varies()) as i32,
             wind_x: T::c(p.wind_stress.map_or(0.0, |w| w[0])),
             wind_y: T::c(p.wind_stress.map_or(0.0, |w| w[1])),
+            shear_bound: T::c(p.shear_limit * p.g * (1.0 - p.r)),
         })
     }
 
     /// Whether any cell source term is on: the update then calls [`super::source::source`].
     pub fn has_sources(&self) -> bool {
+        self.shear_bound > T::zero() || self.has_sources_besides_shear_limit()
+    }
+
+    /// Whether a source term other than the shear limit is on. Without one, the GPU's tiles
+    /// may finish cells at order 2 (`solver/cuda/order2.rs`): the shear limit is all that
+    /// `source` does then, and the tiles apply it (`kernels/shear.cuh`, `shear_source`).
+    pub fn has_sources_besides_shear_limit(&self) -> bool {
         self.linear_friction > T::zero()
             || self.manning > T::zero()
             || self.interlayer_friction > T::zero()

@@ -18,7 +18,8 @@ use super::{Model, Real};
 ///
 /// The terms in order: wind (explicit, a constant force), linear and Manning bottom friction
 /// and interlayer friction (each implicit: a factor in (0, 1] on the velocity it damps, so
-/// it never reverses a flow, whatever `dt`), then the Coriolis force as the exact
+/// it never reverses a flow, whatever `dt`), the shear limit (`physics/shear.rs`), then the
+/// Coriolis force as the exact
 /// rotation of both momenta by the angle `-f dt` (the solution of `dq/dt = -f k x q` over
 /// the step), which keeps their magnitude: an inertial oscillation keeps its amplitude.
 #[inline(always)]
@@ -76,6 +77,9 @@ pub fn source_at<T: Real>(m: &Model<T>, s: &mut Side<T>, dt: T, f: T) {
         let (c1, c2) = ([w * change * du[0], w * change * du[1]], [m.r * w * change * du[0], m.r * w * change * du[1]]);
         s.q1 = [s.q1[0] + c1[0], s.q1[1] + c1[1]];
         s.q2 = [s.q2[0] - c2[0], s.q2[1] - c2[1]];
+    }
+    if m.shear_bound > T::zero() && wet1 && wet2 {
+        super::shear::limit_shear(m, s, h1, h2);
     }
     if f != T::zero() {
         let angle = f * dt;

@@ -22,6 +22,7 @@ static double __dsub_rn(double a, double b) { return a - b; }
 static float __fmul_rn(float a, float b) { return a * b; }
 static double __dmul_rn(double a, double b) { return a * b; }
 static double __dsqrt_rn(double a) { return sqrt(a); }
+static float __fsqrt_rn(float a) { return sqrtf(a); }
 static float __fdiv_rn(float a, float b) { return a / b; }
 static float __fdividef(float a, float b) { return a / b; }
 static double __ddiv_rn(double a, double b) { return a / b; }

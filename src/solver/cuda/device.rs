@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 /// The kernel sources in the order NVRTC compiles them (each header only uses the ones
 /// before it). The headers mirror the files of the same name in `src/physics/`.
-pub const KERNEL_SOURCES: [(&str, &str); 17] = [
+pub const KERNEL_SOURCES: [(&str, &str); 18] = [
     ("real.cuh", include_str!("../../../kernels/real.cuh")),
     ("state.cuh", include_str!("../../../kernels/state.cuh")),
     ("model.cuh", include_str!("../../../kernels/model.cuh")),
@@ -20,6 +20,7 @@ pub const KERNEL_SOURCES: [(&str, &str); 17] = [
     ("flux.cuh", include_str!("../../../kernels/flux.cuh")),
     ("boundary.cuh", include_str!("../../../kernels/boundary.cuh")),
     ("reconstruct.cuh", include_str!("../../../kernels/reconstruct.cuh")),
+    ("shear.cuh", include_str!("../../../kernels/shear.cuh")),
     ("source.cuh", include_str!("../../../kernels/source.cuh")),
     ("extremes.cuh", include_str!("../../../kernels/extremes.cuh")),
     ("solver.cu", include_str!("../../../kernels/solver.cu")),

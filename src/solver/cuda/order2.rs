@@ -307,7 +307,7 @@ impl<T: CudaReal> CudaBackend<T> {
             let threads = tile_threads(std::mem::size_of::<T>());
             let splits = [0, lay.n_inner_edges.min(self.n_edges), self.n_edges];
             let mut plan = Tiles::build(&lay.edge_cells, &lay.edge_normal, &lay.across[..cells], &splits, threads);
-            let finished = (!self.model.has_sources()).then(|| plan.finishing(cells, n));
+            let finished = (!self.model.has_sources_besides_shear_limit()).then(|| plan.finishing(cells, n));
             let rest = finished.as_ref().map(|f| Tiles::<T>::unfinished(f, n));
             let summed = finished.as_ref().map(|f| Tiles::<T>::finished_bits(f, n));
             // At least one element each: no allocation may be empty.
