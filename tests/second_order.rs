@@ -415,6 +415,10 @@ fn the_strait_study_at_order_2_stays_as_calm_as_at_order_1() {
         let model = Model::<f32>::new(&s.physics).unwrap();
         let mut lay = Layout::<f32>::from_topology(&pm.topo, &depth, &init, &s.physics.reference());
         lay.set_boundaries(&pm.topo.edge_tag, &s.boundary_table(&pm.mesh, &pm.topo).expect("boundary table"));
+        // The example's viscosity, as `pycno run` sets it (app/run/part.rs).
+        if let Some(v) = &s.physics.viscosity {
+            lay.set_viscosity(&pm.topo, v);
+        }
         let mut b = CpuBackend::new(model, lay).unwrap().with_order(order).unwrap();
         let times: Vec<f64> = (1..=5).map(|k| 1800.0 * k as f64).collect();
         let plan = pycno::solver::stepper::Schedule { outputs: &times, ..plan(&s, None) };
