@@ -288,11 +288,11 @@ __device__ __forceinline__ void fold_sums(const V4<T>& s1, const V4<T>& s2, cons
 // A stage's update of cell c (CpuBackend::stage_update at order 2) from its stored state (a,
 // b), low parts l, and its slots' layer-1 and layer-2 words summed with its cell-interior term
 // added to the momenta (f1, f2: fold_sums): the first order's update, then the sources
-// (SOURCES: only where the model has some; without, the tiles', the shear limit alone where it
-// is the model's only term: Model::has_sources_besides_shear_limit); at the second stage (second != 0), Heun's average
-// with the step's start (W_n + W**)/2 as W_n plus half the difference, the thickness
-// deviations with their low parts by add_compensated, so that a cell at rest keeps its numbers
-// bit for bit; then settle. The step's start is read from (o1, o2,
+// (SOURCES: only where the model has some; without, in the tiles, the shear limit alone where
+// it is the model's only term: Model::has_sources_besides_shear_limit); at the second stage
+// (second != 0), Heun's average with the step's start (W_n + W**)/2 as W_n plus half the
+// difference, the thickness deviations with their low parts by add_compensated, so that a cell
+// at rest keeps its numbers bit for bit; then settle. The step's start is read from (o1, o2,
 // olo) at c, and the new state written there; false if it is not admissible.
 //
 // Every product and sum is explicitly rounded (no fused multiply-add): both the update kernel
