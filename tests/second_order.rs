@@ -410,31 +410,19 @@ fn the_strait_study_at_order_2_stays_as_calm_as_at_order_1() {
         s.physics.order = order;
         s.time.end = 9000.0;
         s.gauges = None;
-        let pm = scenario_mesh(&s).expect("mesh");
-        let (depth, init) = initial::evaluate(&s, &pm.topo.cell_centroid).expect("initial state");
-        let model = Model::<f32>::new(&s.physics).unwrap();
-        let mut lay = Layout::<f32>::from_topology(&pm.topo, &depth, &init, &s.physics.reference());
-        lay.set_boundaries(&pm.topo.edge_tag, &s.boundary_table(&pm.mesh, &pm.topo).expect("boundary table"));
-        // The example's viscosity, as `pycno run` sets it (app/run/part.rs).
-        if let Some(v) = &s.physics.viscosity {
-            lay.set_viscosity(&pm.topo, v);
-        }
-        let mut b = CpuBackend::new(model, lay).unwrap().with_order(order).unwrap();
+        // As `pycno run` sets it up (the example's viscosity included), in float32.
         let times: Vec<f64> = (1..=5).map(|k| 1800.0 * k as f64).collect();
-        let plan = pycno::solver::stepper::Schedule { outputs: &times, ..plan(&s, None) };
-        let (mut top, mut surface) = (0.0f64, 0.0f64);
-        let st = step_loop(&mut b, &Single, &plan, &mut |b, ev| {
-            if let pycno::solver::stepper::Event::Output { .. } = ev {
-                let state = b.state()?;
-                top = top.max(max_speed(&state));
-                for (c, x) in state.iter().enumerate() {
-                    surface = surface.max(x.surface_elevation(depth[c]).abs());
-                }
-            }
-            Ok(())
-        })
-        .expect("run");
-        eprintln!("order {order}: {} steps, largest speed {top:.2} m/s, surface within ±{surface:.2} m", st.steps);
+        let mut frames = Vec::new();
+        let out = common::run_observed::<f32>(&s, None, &times, &mut |_, _, state| frames.push(state));
+        let top = frames.iter().map(|f| max_speed(f)).fold(0.0f64, f64::max);
+        let surface = frames
+            .iter()
+            .flat_map(|f| f.iter().zip(&out.depth).map(|(x, &d)| x.surface_elevation(d).abs()))
+            .fold(0.0f64, f64::max);
+        eprintln!(
+            "order {order}: {} steps, largest speed {top:.2} m/s, surface within ±{surface:.2} m",
+            out.stats.steps
+        );
         assert!(surface <= 1.0, "order {order}: the free surface left ±1 m ({surface} m)");
         fastest[order as usize - 1] = top;
     }

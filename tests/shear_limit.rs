@@ -17,28 +17,12 @@
 //! hyperbolicity fallbacks 0.34% and 1.4% of edge evaluations without, 0 and 2.5e-8 with.
 
 mod common;
+#[path = "common/physics.rs"]
+mod physics_common;
 use common::ocean::max_speed;
-use common::plan;
-use pycno::app::scenario_mesh;
-use pycno::comm::Single;
+use physics_common::Rng;
 use pycno::physics::{source, Model, Physics, Side};
-use pycno::scenario::{initial, Scenario};
-use pycno::solver::stepper::{step_loop, Event, Schedule};
-use pycno::solver::{Backend, CpuBackend, Layout};
-
-/// A small deterministic generator (xorshift), so that a failure repeats.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.next()
-    }
-}
+use pycno::scenario::Scenario;
 
 fn model(p: Physics) -> Model<f64> {
     Model::new(&Physics { reference: Some(pycno::physics::Reference { surface: 0.0, interface: -1.0 }), ..p }).unwrap()
@@ -54,11 +38,11 @@ fn a_shear_beyond_the_bound_comes_back_to_it_keeping_momentum() {
     let m = model(Physics { r, ..Physics::default() });
     assert_eq!(Physics::default().shear_limit, 1.0, "the default is the bound itself");
     let off = model(Physics { r, shear_limit: 0.0, ..Physics::default() });
-    let mut rng = Rng(0x5eed_1234_abcd);
+    let mut rng = Rng::new(0x5eed_1234_abcd);
     let (mut limited, mut kept) = (0, 0);
     for k in 0..20000 {
         let depth = rng.range(0.5, 50.0);
-        let h1 = depth * rng.range(0.0, 1.0);
+        let h1 = depth * rng.unit();
         // One in ten with a layer at or below the dry tolerance.
         let h1 = if k % 10 == 0 { 0.0 } else { h1 };
         let h2 = depth - h1;
@@ -107,26 +91,10 @@ fn strait(shear_limit: Option<f64>) -> (f64, f64) {
     }
     s.time.end = 9.0 * 3600.0;
     s.gauges = None;
-    let pm = scenario_mesh(&s).expect("mesh");
-    let (depth, init) = initial::evaluate(&s, &pm.topo.cell_centroid).expect("initial state");
-    let mut lay = Layout::<f32>::from_topology(&pm.topo, &depth, &init, &s.physics.reference());
-    lay.set_boundaries(&pm.topo.edge_tag, &s.boundary_table(&pm.mesh, &pm.topo).expect("boundary table"));
-    if let Some(v) = &s.physics.viscosity {
-        lay.set_viscosity(&pm.topo, v);
-    }
-    let mut b = CpuBackend::new(Model::<f32>::new(&s.physics).unwrap(), lay).unwrap();
     let times: Vec<f64> = (1..=9).map(|k| 3600.0 * k as f64).collect();
-    let schedule = Schedule { outputs: &times, ..plan(&s, None) };
     let mut top = 0.0f64;
-    let st = step_loop(&mut b, &Single, &schedule, &mut |b, ev| {
-        if let Event::Output { .. } = ev {
-            top = top.max(max_speed(&b.state()?));
-        }
-        Ok(())
-    })
-    .expect("run");
-    let fraction = b.fallbacks().unwrap() as f64 / (st.steps as f64 * pm.topo.num_edges() as f64);
-    (top, fraction)
+    let out = common::run_observed::<f32>(&s, None, &times, &mut |_, _, state| top = top.max(max_speed(&state)));
+    (top, out.fallbacks as f64 / (out.stats.steps as f64 * out.pm.topo.num_edges() as f64))
 }
 
 #[test]
