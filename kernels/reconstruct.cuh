@@ -247,6 +247,27 @@ __device__ __forceinline__ void rc_guarded(const Model<T>& m, const V4<T>& a, co
     if (shear) layers[0] = layers[1] = 0;
 }
 
+// over_bed: a neighbour's velocities as the cell's gradient takes them (reconstruct.rs): both
+// layers' raised by the same delta = s u2 / (D - s) (s: its depth less the cell's; D: its
+// column's thickness), so that its column above the cell's bottom carries its own total
+// transport; its own where the bottoms are level, its lower layer absent, or its column above
+// the cell's bottom less than half its own. u: the neighbour's vars.
+template <typename T>
+__device__ __forceinline__ void rc_over_bed(const Model<T>& m, const V4<T>& a, const V4<T>& b, T depth, T* u) {
+    T h1 = a.x + m.ref_h1, h2 = (b.x + m.ref_interface) + a.w;
+    T step = a.w - depth;
+    T column = h1 + h2;
+    T over = column - step;
+    if (step != T(0) && h2 > m.dry_tolerance && over >= T(0.5) * column) {
+#pragma unroll
+        for (int x = 0; x < 2; ++x) {
+            T delta = rc_div(step * u[4 + x], over);
+            if (h1 > m.dry_tolerance) u[1 + x] = u[1 + x] + delta;
+            u[4 + x] = u[4 + x] + delta;
+        }
+    }
+}
+
 // cell: one cell's limited gradients and its stored numbers at its three edge midpoints, from
 // its records a, b, what lies across each slot (across[k]) with that cell's records in
 // na[k], nb[k] (read only where across[k] >= 0), its stencil (w, r; ln, the outward normal
@@ -291,6 +312,11 @@ __device__ __forceinline__ void rc_cell(const Model<T>& m, const V4<T>& a, const
         walls[k] = across[k] == RC_ACROSS_WALL || across[k] == RC_ACROSS_CORNER;
     }
     rc_guarded(m, a, b, across, na, nb, around, u, layers);
+    // The lower layer over a stepped bottom (reconstruct.rs), after the guard, which reads the
+    // neighbours' own velocities.
+#pragma unroll
+    for (int k = 0; k < 3; ++k)
+        if (across[k] >= 0) rc_over_bed(m, na[k], nb[k], depth, around[k]);
     rc_limited_gradients(m, u, depth, around, layers, w, r, walls, g);
 #pragma unroll
     for (int k = 0; k < 3; ++k) rc_face(m, stored, u, g, r[k], depth, faces[k]);

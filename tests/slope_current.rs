@@ -36,26 +36,26 @@
 //! **Measured** (2026-11-29; the front interpolated between the two columns where h2 falls
 //! through its level, since a whole column is 0.6% of the travel): reference travel 6.808 m,
 //! speed 0.2517 m/s. Order 1: travel 6.732 m (-1.1%), speed 0.240 m/s (-4.5%); order 2:
-//! 6.615 m (-2.8%), 0.246 m/s (-2.5%; -2.7% and -2.3% before the interface's limiter factor
-//! bounded the others, physics/reconstruct.rs). With `"dry_tolerance": 1e-3`
+//! 6.915 m (+1.6%), 0.259 m/s (+3.0%), since its velocities take the bottom's steps into
+//! account (physics/reconstruct.rs: before, 6.615 m, -2.8%). With `"dry_tolerance": 1e-3`
 //! (`slope_current_with_the_old_fixed_tolerance_falls_short`, ignored,
 //! `-- --ignored`) the front stops at 4.34 m (travel -51%, speed -53%, both orders): the check
 //! fails, the symptom. The test takes 27 s on two busy cores (release).
 //!
-//! **Not yet within 3% under refinement.** At 500 columns against 2000 cells (not in CI, about
-//! 2 minutes): reference travel 6.902 m, speed 0.252 m/s; order 1 6.650 m (-3.7%), 0.240 m/s
-//! (-4.8%); order 2 6.630 m (-4.0%), 0.243 m/s (-3.7%). pycno's front stays put under
-//! refinement (6.70 to 6.65 m at order 1) while the reference's advances, so the pass at 250
-//! columns owes part of its margin to the reference's own lag: pycno's front converges to
-//! about 4 to 5% behind. The cause is the tolerance, still: with `"dry_tolerance": 1e-6` (a
-//! tenth of the default) order 1 at 500 columns travels 7.110 m (+3.0%, speed +2.7%), beyond
-//! the reference and near its converged 7.0 m. The default scales with the deepest water
-//! (1.3 m), but the current is 0.15 m thick and its front is measured at 0.15 mm, just above
-//! pycno's `thin` (ten tolerances, 0.13 mm) below which an edge takes the dry flux. A
-//! tolerance scaled to the thinner layer is not the cure either (2026-11-29, 500 columns
-//! against 2000 cells): at 3.25e-6 and 1.5e-6 m order 1 runs +3.3% (speed +3.0%) and order 2
-//! +6.5% (speed +7.2%) beyond the reference, against -3.5% and -3.8% at the default; the
-//! reference's own travel still grows by about 1% a doubling (extrapolated 6.97 m).
+//! **Under refinement.** At 500 columns against 2000 cells (not in CI, about 2 minutes: set
+//! `COLUMNS` to 500): reference travel 6.907 m, speed 0.252 m/s; order 2 6.791 m (-1.7%),
+//! 0.250 m/s (-1.1%), within 3% (before the bottom's steps entered its velocities, -4.0%);
+//! order 1 6.665 m (-3.5%), 0.241 m/s (-4.3%), not: its front stays put under refinement
+//! (6.73 to 6.67 m) while the reference's advances. The cause at order 1 is the tolerance:
+//! with `"dry_tolerance": 1e-6` (a tenth of the default) order 1 at 500 columns travels
+//! 7.110 m (+3.0%, speed +2.7%), beyond the reference and near its converged 7.0 m. The
+//! default scales with the deepest water (1.3 m), but the current is 0.15 m thick and its
+//! front is measured at 0.15 mm, just above pycno's `thin` (ten tolerances, 0.13 mm) below
+//! which an edge takes the dry flux. A tolerance scaled to the thinner layer is not the cure
+//! either (2026-11-29, 500 columns against 2000 cells): at 3.25e-6 and 1.5e-6 m order 1 runs
+//! +3.3% (speed +3.0%) and order 2 +6.5% (speed +7.2%) beyond the reference, against -3.5%
+//! and -3.8% at the default then; the reference's own travel still grows by about 1% a doubling
+//! (extrapolated 6.97 m).
 
 mod common;
 #[path = "common/two_layer_1d.rs"]

@@ -116,6 +116,19 @@ def every_step_speed(out):
     cc = vtk.vtkCellCenters(); cc.SetInputData(r.GetOutput()); cc.Update()
     xy = vtk_to_numpy(cc.GetOutput().GetPoints().GetData()); i = int(np.argmax(sp))
     return f"{sp[i]:.2f} m/s at ({xy[i, 0] / 1e3:.1f}, {xy[i, 1] / 1e3:.1f}) km"
+def roughness(grid, eta):
+    # Grid-scale noise of the surface: each cell's elevation less the mean of its neighbours
+    # across its edges, rms and largest over the cells (order 1 on the strait: about 1 mm).
+    ids = vtk.vtkIdList(); edges = {}
+    for c in range(grid.GetNumberOfCells()):
+        grid.GetCellPoints(c, ids); p = [ids.GetId(k) for k in range(ids.GetNumberOfIds())]
+        for k in range(len(p)):
+            edges.setdefault(tuple(sorted((p[k], p[(k + 1) % len(p)]))), []).append(c)
+    nb = [[] for _ in range(grid.GetNumberOfCells())]
+    for cs in edges.values():
+        if len(cs) == 2: nb[cs[0]].append(cs[1]); nb[cs[1]].append(cs[0])
+    d = np.array([eta[c] - eta[n].mean() for c, n in enumerate(nb) if n])
+    return np.sqrt((d ** 2).mean()), np.abs(d).max()
 def stats(out):
     f = os.path.join(out, "stats.json")
     return json.load(open(f)) if os.path.exists(f) else {}
@@ -127,8 +140,9 @@ meshes = [("", 5052), ("_2672", 2672), ("_644", 644)]
 meshes += [(m, c) for m, c in (("_x0.5", 19738), ("_x0.25", 77950)) if os.path.isdir(os.path.join(w, "st", f"o1{m}"))]
 for m, cells in meshes:
     for o in (1, 2):
-        um, lo, hi, n = 0.0, 0.0, 0.0, 0
-        for _, f, _ in frames(os.path.join(w, "st", f"o{o}{m}")):
+        um, lo, hi, n, rough = 0.0, 0.0, 0.0, 0, (float("nan"), float("nan"))
+        for g, f, _ in frames(os.path.join(w, "st", f"o{o}{m}")):
+            rough = roughness(g, f["free_surface_elevation"])
             sp = lambda v: np.hypot(v[:, 0], v[:, 1]).max()
             um = max(um, sp(f["velocity1"]), sp(f["velocity2"]))
             lo = min(lo, f["free_surface_elevation"].min()); hi = max(hi, f["free_surface_elevation"].max()); n += 1
@@ -137,6 +151,7 @@ for m, cells in meshes:
         every = every_step_speed(os.path.join(w, "st", f"o{o}{m}"))
         rows.append(f"| strait study, {cells} cells, order {o} | largest speed {um:.2f} m/s ({every} over every step), surface {lo:.2f} .. {hi:.2f} m, "
                     f"smallest step {st.get('dt_min', float('nan')):.3g} s, {st.get('hyperbolicity_fallbacks')} fallbacks, "
+                    f"surface's grid-scale noise at the end {100 * rough[0]:.2f} cm rms, {100 * rough[1]:.1f} cm at most, "
                     f"{st.get('steps')} steps, t = {st.get('t_end')} s |")
     passed = all(res[o][4] > 1 for o in (1, 2)) and res[2][0] <= 1.3 * res[1][0] and max(-res[2][1], res[2][2]) <= 1.0 \
         and res[2][3] >= 0.1 * res[1][3]
