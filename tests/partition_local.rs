@@ -11,8 +11,10 @@ use common::cli::{expect_failure, expect_ok, pycno_np, stats, text};
 use std::path::Path;
 
 /// A channel with a river (discharge) at the west end, an open sea at the east end, a
-/// bump, a dam break, a beta-plane (each cell's own f, from the rank's own centroids) and
-/// three gauges, one on a vertex shared by several cells.
+/// bump, a dam break, a beta-plane (each cell's own f, from the rank's own centroids), the
+/// horizontal viscosity (each edge's coupling from the rank's own geometry), a shear limit
+/// tight enough to act (0.02: the run's state differs from the default's) and three gauges,
+/// one on a vertex shared by several cells.
 fn scenario(dir: &Path) -> String {
     let p = dir.join("channel.json");
     std::fs::write(
@@ -23,7 +25,7 @@ fn scenario(dir: &Path) -> String {
   "resolution": { "cells": 3000 },
   "bathymetry": { "type": "gaussian_bump", "depth": 5.0, "height": 2.0, "center": [20, 2], "width": 4 },
   "initial": { "type": "dam_break_x", "x0": 12.0, "interface_left": -2.0, "interface_right": -3.0, "surface": 0.0 },
-  "physics": { "r": 0.9, "coriolis": { "f0": 0.5, "beta": 0.05, "y0": 2 } },
+  "physics": { "r": 0.9, "coriolis": { "f0": 0.5, "beta": 0.05, "y0": 2 }, "viscosity": { "time_scale": 1.0 }, "shear_limit": 0.02 },
   "boundaries": { "river": { "type": "discharge", "layer1": 2.0, "layer2": 0 }, "sea": { "type": "open" } },
   "time": { "end": 0.6, "output_interval": 0.2 },
   "gauges": { "interval": 0.05, "points": [ { "name": "a", "at": [5, 2] }, { "name": "b", "at": [20, 2] }, { "name": "c", "at": [30, 0] } ] }
