@@ -82,7 +82,9 @@ pub struct Physics {
     /// Order of accuracy in space and time: 1 (the paper's scheme, the default) or 2 (limited
     /// piecewise-linear reconstruction, `physics/reconstruct.rs`, with the path-conservative
     /// cell-interior term, and two-stage SSP-RK2 (Heun) in time, with the same CFL number).
-    #[serde(default = "default_order", skip_serializing_if = "is_one")]
+    /// Written always (not only where it is 2): a checkpoint's or an output's stored scenario
+    /// then keeps the order it ran at whatever the default becomes.
+    #[serde(default = "default_order")]
     pub order: u32,
 }
 
@@ -196,9 +198,6 @@ fn default_shear_limit() -> f64 {
 }
 fn default_order() -> u32 {
     1
-}
-fn is_one(x: &u32) -> bool {
-    *x == 1
 }
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
