@@ -192,7 +192,6 @@ __device__ __forceinline__ void dt_kernel(const V4<T>* __restrict__ v2, const V4
     dt_min_kernel(n, scratch, [&](int i) { return cell_dt_bits(v2, acc, stride, i, two_gamma); });
 }
 
-
 // What an update reads of a cell: its stored state, its low parts and its slots' layer-1 words
 // (the layer-2 words follow: a quiet slot has none). Split from the update so that the
 // device-resident update can issue these loads with its control block's (resident.cu).
