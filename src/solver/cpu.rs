@@ -110,6 +110,12 @@ impl<T: Real> CpuBackend<T> {
     /// second stage's (`second = true`: the stage's result is averaged with the step's start,
     /// kept in `other`). Fluxes, the cell-interior term at second order, sources, settling.
     fn stage_update(&mut self, step: StepContext, second: bool) -> Result<()> {
+        if second && self.health == Health::Bad {
+            // The first stage went unphysical: the step is not finished, so that the step's
+            // start stays in `other` and a blow-up report shows it as the last good state
+            // (and the unphysical stage, with its bad cells marked, as the state).
+            return Ok(());
+        }
         let dt = T::c(step.dt);
         // The mass through each open boundary edge this step: the edge's slot holds its
         // outward mass fluxes times its length, which the update below takes times dt (half
@@ -195,8 +201,7 @@ impl<T: Real> CpuBackend<T> {
         std::mem::swap(&mut self.lay.v1, &mut self.other[0]);
         std::mem::swap(&mut self.lay.v2, &mut self.other[1]);
         std::mem::swap(&mut self.lay.lo, &mut self.other_lo);
-        let stage_ok = ok && !(second && self.health == Health::Bad);
-        self.health = if stage_ok { Health::Ok } else { Health::Bad };
+        self.health = if ok { Health::Ok } else { Health::Bad };
         Ok(())
     }
 

@@ -56,11 +56,18 @@ pub fn diagnose(e: anyhow::Error, b: &mut dyn Backend, run: &RunContext) -> anyh
     let total = comm.sum_u64(count as u64);
     // The state before the bad update, with the cells that then went bad marked.
     let marks: Vec<i32> = st.iter().map(|s| bad(s) as i32).collect();
+    // At second order the state before the last update is the first stage's where the
+    // backend finished the step all the same (the GPU): say so when it is unphysical too.
+    let bad_before = comm.sum_u64(good.iter().filter(|s| bad(s)).count() as u64);
+    let what = if bad_before == 0 {
+        "the last good state".to_string()
+    } else {
+        format!("the state before the last stage (itself unphysical in {bad_before} cells)")
+    };
     let saved = match run.series.write_snapshot(comm, "blowup", &run.piece, &good, ("blew_up", &marks)) {
-        Ok(path) => format!(
-            "; the last good state, with the cells that went bad marked (cell array blew_up), is in {}",
-            path.display()
-        ),
+        Ok(path) => {
+            format!("; {what}, with the cells that went bad marked (cell array blew_up), is in {}", path.display())
+        }
         Err(w) => format!("; writing the last good state failed: {w:#}"),
     };
     let local = match st.iter().position(bad) {
