@@ -185,8 +185,9 @@ enum Command {
         /// Time each GPU kernel and report bandwidth against the card's copy bandwidth.
         #[arg(long)]
         profile: bool,
-        /// Order of the scheme (`physics.order`): 1, or 2 (second order in space and time;
-        /// host-driven steps on the GPU).
+        /// Order of the scheme (`physics.order`): 1 (here the default: the paper's scheme,
+        /// whose figures the benchmark compares with), or 2 (second order in space and
+        /// time, a run's default).
         #[arg(long, default_value_t = 1)]
         order: u32,
         #[command(flatten)]

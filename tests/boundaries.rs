@@ -120,7 +120,7 @@ fn run_pulse(s: &Scenario, k: usize) -> (Vec<f64>, Vec<[f64; 2]>, Vec<CellState>
 /// channel `long` m longer each side (walls there, which nothing reaches by then), relative
 /// to the energy of the long channel's pulse at that time. A reflection has travelled as
 /// far as that pulse and lost as much to the scheme's diffusion (much, for the slow
-/// internal wave under first-order upwinding by the fast external speed), so a wall gives
+/// internal wave under upwinding by the fast external speed), so a wall gives
 /// about 1. Binned in 0.25 m (about two cells): both runs keep their pulse's numerical
 /// dispersion, which the difference cancels.
 fn reflection(r: f64, k: usize, end: f64, long: f64, kind: &str) -> f64 {
@@ -895,9 +895,11 @@ fn gauges_record_the_discharge_through_tags_on_any_rank_count_and_across_a_resta
         let (time, q1, q2, v1) = (col("time"), col("river_Q1"), col("river_Q2"), col("river_V1"));
         assert!(rows[0][q1].is_nan() && rows[0][v1] == 0.0, "first row: {:?}", rows[0]);
         // A row follows every step: its discharge is the one the boundary prescribed for
-        // that step, 1 + 0.5 cos(2 pi t / 0.7) at the step's start (the row before).
+        // that step, f(t) = 1 + 0.5 cos(2 pi t / 0.7), at second order (the scenario's
+        // default) the mean of its two stages', at the step's start (the row before) and end.
+        let f = |t: f64| 1.0 + 0.5 * (2.0 * std::f64::consts::PI * t / 0.7).cos();
         for w in rows.windows(2) {
-            let want = 1.0 + 0.5 * (2.0 * std::f64::consts::PI * w[0][time] / 0.7).cos();
+            let want = 0.5 * (f(w[0][time]) + f(w[1][time]));
             assert!((w[1][q1] - want).abs() < 1e-12, "t = {}: river_Q1 {} want {want}", w[1][time], w[1][q1]);
             assert!(w[1][q2] == 0.0, "t = {}: river_Q2 {} (none prescribed)", w[1][time], w[1][q2]);
         }
@@ -1025,7 +1027,7 @@ fn run_from(
 /// Rossby radius of the coast. Started as the exact linear Kelvin wave against the south
 /// wall of a channel, eastward: eta = a exp(-y / R) exp(-(x - 10)² / 4), u = g eta / c,
 /// R = c / f = 2 m. After 2 s its crest near the coast has moved c t = 14 m east (within
-/// 4%: first-order diffusion lags it by 2.4%) and over 90% of its energy is within 2 R of
+/// 4%: the scheme's diffusion lags it by 2.4%, at either order) and over 90% of its energy is within 2 R of
 /// the coast and 7 m of where the crest should be. With f of the other sign (the coast on
 /// its left: no Kelvin wave there) the hump leaves the coast and the test fails.
 #[test]
@@ -1186,7 +1188,7 @@ fn geostrophic_adjustment_of_a_step_leaves_a_rossby_radius_wide_jet() {
     let v: Vec<f64> = mean.iter().map(|m| m / weight).collect();
     let transport: f64 = v.iter().sum::<f64>() * dx;
     // The jet's width: its mean distance from the step, weighted by the velocity (R in
-    // theory; the cusp at the step itself is smoothed by the first-order scheme).
+    // theory; the cusp at the step itself is smoothed by the scheme).
     let x = |k: usize| -15.0 + (k as f64 + 0.5) * dx;
     let width = (0..n).map(|k| x(k).abs() * v[k]).sum::<f64>() * dx / transport;
     // Theory: v = -(g a / (f R)) exp(-|x| / R): transport -2 g a / f, mean distance R.

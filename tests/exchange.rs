@@ -39,11 +39,17 @@ fn one_rank(c: &Case, precision: Precision) -> pycno::app::stats::RunStats {
     simulate(&setup, &options(precision, ExchangeMode::Overlap), BackendChoice::Cpu, &Single, None).unwrap()
 }
 
+/// The submeshes of `c` split by `owner` over `ranks`, with the rings of receive cells its
+/// order needs.
+fn subs_for(c: &Case, owner: &[u32], ranks: usize) -> Vec<pycno::partition::Submesh> {
+    let rings = pycno::partition::rings_for_order(c.s.physics.order);
+    submesh::build_rings(&c.pm.topo, owner, ranks, c.pm.fingerprint(), rings).unwrap()
+}
+
 /// The run on `owner.len()` cells split by `owner` over `ranks` threads: every rank's
 /// checksum (they agree) and steps.
 fn threaded(c: &Case, owner: &[u32], ranks: usize, opts: &RunOptions) -> (String, u64, usize) {
-    let rings = pycno::partition::rings_for_order(c.s.physics.order);
-    let subs = submesh::build_rings(&c.pm.topo, owner, ranks, c.pm.fingerprint(), rings).unwrap();
+    let subs = subs_for(c, owner, ranks);
     let gathers = subs.iter().flat_map(|s| &s.sends).filter(|d| d.runs.len() != 1).count();
     let comms = ThreadComm::group(ranks);
     let setup = Setup::new(&c.s, &c.pm, &c.depth, &c.state);
@@ -68,7 +74,9 @@ fn threaded(c: &Case, owner: &[u32], ranks: usize, opts: &RunOptions) -> (String
 
 #[test]
 fn thread_ranks_equal_one_rank_bit_for_bit() {
-    let c = case(3000, 0.2);
+    // First order (one ring of receive cells); second_order_thread_ranks_... runs order 2.
+    let mut c = case(3000, 0.2);
+    c.s.physics.order = 1;
     for precision in [Precision::F32, Precision::F64] {
         let one = simulate(
             &Setup::new(&c.s, &c.pm, &c.depth, &c.state),
@@ -111,7 +119,7 @@ fn a_wrong_exchange_is_caught() {
     let c = case(3000, 0.2);
     let one = one_rank(&c, Precision::F64);
     let owner = metis::partition_cells(&c.pm.topo, 2).unwrap();
-    let subs = submesh::build(&c.pm.topo, &owner, 2, c.pm.fingerprint()).unwrap();
+    let subs = subs_for(&c, &owner, 2);
     let setup = Setup::new(&c.s, &c.pm, &c.depth, &c.state);
     // Single as the communicator: each rank's submesh steps alone, its receive block frozen.
     // Each run's checksum covers its owned cells; their wrapping sum is the whole state's.
@@ -182,7 +190,7 @@ fn gpu_exchange_on_cpu_ranks(engine: GpuExchange) {
     let one = simulate(&setup, &opts, BackendChoice::Cpu, &Single, None).unwrap();
     assert_eq!(one.gpu_exchange, None, "one rank exchanges nothing");
     let owner = metis::partition_cells(&c.pm.topo, 2).unwrap();
-    let subs = submesh::build(&c.pm.topo, &owner, 2, c.pm.fingerprint()).unwrap();
+    let subs = subs_for(&c, &owner, 2);
     let runs: Vec<_> = std::thread::scope(|scope| {
         let handles: Vec<_> = ThreadComm::group(2)
             .into_iter()

@@ -89,9 +89,11 @@ fn assert_fields_agree<T: CudaReal>(what: &str, cpu: &[CellState], gpu: &[CellSt
     }
 }
 
+/// At first order (the paper's scheme); `agreement_order2` is the default order's.
 fn agreement<T: CudaReal>(tol_h: f64, tol_q: f64) {
     let mut s = Scenario::paper_benchmark(16040);
     s.time.end = 0.1;
+    s.physics.order = 1;
     let (cpu, gpu, _, area, fc, fg) = run_both::<T>(&s, 1000);
     assert_fields_agree::<T>("paper benchmark", &cpu, &gpu, &every_field(tol_h, tol_q));
     assert_eq!(fc, fg, "fallback counts differ");
@@ -118,14 +120,16 @@ fn cpu_and_gpu_agree_on_the_paper_benchmark_f64() {
     }
 }
 
+/// At first order; `rest_order2` is the default order's.
 fn rest<T: CudaReal>(tol: f64) {
-    let s = scenario(
+    let mut s = scenario(
         r#"{ "name": "lake", "domain": { "outer": [[-5,-5],[5,-5],[5,5],[-5,5]] },
              "resolution": { "cells": 8000 },
              "bathymetry": { "type": "gaussian_bump", "depth": 5, "height": 2, "center": [0.5, -0.3], "width": 1.5 },
              "initial": { "type": "at_rest", "interface": -2.0, "surface": 0.0 },
              "time": { "end": 100.0 } }"#,
     );
+    s.physics.order = 1;
     let (_, gpu, start, area, _, fg) = run_both::<T>(&s, 150);
     let u = max_speed(&gpu);
     eprintln!("{}: GPU lake at rest, 150 steps: max |u| = {u:.3e}", T::NAME);
@@ -561,7 +565,9 @@ fn gpu_island_at_rest_f64() {
 /// agrees with the CPU (relative L2 of the thicknesses and momenta), no thickness goes below
 /// zero beyond rounding, and each layer's mass is conserved.
 fn lock_exchange<T: CudaReal>(tol_h: f64, tol_q: f64) {
-    let s = Scenario::from_file(&common::repo_root().join("meshes/scenarios/lock_exchange.json")).unwrap();
+    let mut s = Scenario::from_file(&common::repo_root().join("meshes/scenarios/lock_exchange.json")).unwrap();
+    // At first order; `lock_exchange_order2` is the default order's.
+    s.physics.order = 1;
     let (cpu, gpu, start, area, _, _) = run_both::<T>(&s, 400);
     // Along the channel only: the transverse momenta are rounding-sized there.
     let [h1, h2, q1x, _, q2x, _] = every_field(tol_h, tol_q);

@@ -14,7 +14,8 @@ use std::path::Path;
 /// bump, a dam break, a beta-plane (each cell's own f, from the rank's own centroids), the
 /// horizontal viscosity (each edge's coupling from the rank's own geometry), a shear limit
 /// tight enough to act (0.02: the run's state differs from the default's) and three gauges,
-/// one on a vertex shared by several cells.
+/// one on a vertex shared by several cells. At first order (a partition with one ring);
+/// `second_order_from_rank_files_equals_one_rank` runs it at order 2.
 fn scenario(dir: &Path) -> String {
     let p = dir.join("channel.json");
     std::fs::write(
@@ -25,7 +26,7 @@ fn scenario(dir: &Path) -> String {
   "resolution": { "cells": 3000 },
   "bathymetry": { "type": "gaussian_bump", "depth": 5.0, "height": 2.0, "center": [20, 2], "width": 4 },
   "initial": { "type": "dam_break_x", "x0": 12.0, "interface_left": -2.0, "interface_right": -3.0, "surface": 0.0 },
-  "physics": { "r": 0.9, "coriolis": { "f0": 0.5, "beta": 0.05, "y0": 2 }, "viscosity": { "time_scale": 1.0 }, "shear_limit": 0.02 },
+  "physics": { "r": 0.9, "order": 1, "coriolis": { "f0": 0.5, "beta": 0.05, "y0": 2 }, "viscosity": { "time_scale": 1.0 }, "shear_limit": 0.02 },
   "boundaries": { "river": { "type": "discharge", "layer1": 2.0, "layer2": 0 }, "sea": { "type": "open" } },
   "time": { "end": 0.6, "output_interval": 0.2 },
   "gauges": { "interval": 0.05, "points": [ { "name": "a", "at": [5, 2] }, { "name": "b", "at": [20, 2] }, { "name": "c", "at": [30, 0] } ] }
@@ -89,7 +90,7 @@ fn n_ranks_from_rank_files_equal_one_rank_with_boundaries_and_gauges() {
 fn second_order_from_rank_files_equals_one_rank() {
     let tmp = tempfile::tempdir().unwrap();
     let sc1 = scenario(tmp.path());
-    let json = std::fs::read_to_string(&sc1).unwrap().replace(r#""r": 0.9,"#, r#""r": 0.9, "order": 2,"#);
+    let json = std::fs::read_to_string(&sc1).unwrap().replace(r#""order": 1,"#, r#""order": 2,"#);
     assert!(json.contains(r#""order": 2"#));
     let sc = s(&tmp.path().join("channel_order2.json"));
     std::fs::write(&sc, json).unwrap();

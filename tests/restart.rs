@@ -556,9 +556,30 @@ fn a_killed_second_order_run_restarts_to_the_uninterrupted_result() {
     ok(pycno(2, &["run", "--restart", &c, "--backend", "cpu", "-q", "--out", &o], &[]));
     assert_eq!(stats(&out)["state_checksum"], want["state_checksum"], "order 2 restarted on 2 ranks");
     // The restarted run is second order (its checksum differs from the first order's).
+    let first_file = tmp.path().join("first_order.json");
+    std::fs::write(&first_file, std::fs::read_to_string(&file).unwrap().replace(r#""order": 2"#, r#""order": 1"#))
+        .unwrap();
     let first = tmp.path().join("first_order");
-    ok(run(0, &args(&first, &[]), &[]));
+    let mut a = args(&first, &[]);
+    a.insert(1, first_file.display().to_string());
+    ok(run(0, &a, &[]));
     assert_ne!(stats(&first)["state_checksum"], want["state_checksum"], "order 2 ran at order 1");
+
+    // A checkpoint written while first order was the default (before 2026-11-29) holds
+    // `physics.order` only where it was 2: where it has none it restarts at first order, to
+    // the uninterrupted first-order run, and not at today's default.
+    let d = tmp.path().join("old_default");
+    let mut a = args(&d, &["--checkpoint-every", "10"]);
+    a.insert(1, first_file.display().to_string());
+    killed(&run(0, &a, &[("PYCNO_KILL", "0:23")]));
+    let meta_path = d.join("checkpoints/step_0000000020/meta.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    assert_eq!(m["scenario"]["physics"]["order"], 1, "the order is written whatever its value");
+    m["scenario"]["physics"].as_object_mut().unwrap().remove("order");
+    m["checksum"] = Value::from(pycno::output::checkpoint::meta_checksum(&m));
+    std::fs::write(&meta_path, serde_json::to_string(&m).unwrap()).unwrap();
+    ok(restart(0, &d.join("checkpoints"), &[]));
+    assert_resumed_equal(&d, &stats(&first), &first, 20);
 }
 
 /// Every file under `dir` (relative path, bytes): a snapshot to compare before and after.

@@ -124,15 +124,16 @@ pub fn input_source_id(input: Option<&Path>, cells: Option<u64>) -> Result<u64> 
     }
 }
 
-/// The `physics.order` of `pycno partition`'s input: a scenario's, else 1 (a mesh file, or
-/// the paper's benchmark).
+/// The `physics.order` of `pycno partition`'s input: a scenario's (the paper's benchmark's
+/// with no input), else the default one (a mesh file, whose runs' scenarios most often leave
+/// the order to its default).
 pub fn input_order(input: Option<&Path>, cells: Option<u64>) -> Result<u32> {
     match input {
-        Some(p) if p.extension().is_some_and(|e| e == "json") => {
-            let opts = RunOptions { scenario: Some(p.to_path_buf()), cells, ..Default::default() };
+        Some(p) if p.extension().is_none_or(|e| e != "json") => Ok(crate::physics::model::DEFAULT_ORDER),
+        _ => {
+            let opts = RunOptions { scenario: input.map(Path::to_path_buf), cells, ..Default::default() };
             Ok(load_scenario(&opts)?.physics.order)
         }
-        _ => Ok(1),
     }
 }
 

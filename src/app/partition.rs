@@ -40,8 +40,8 @@ pub struct PartitionArgs {
     pub no_vtk: bool,
     /// The `physics.order` of the runs the partition is for: 2 gives each rank two rings of
     /// receive cells (it then reconstructs the first ring itself: one exchange per stage);
-    /// 1, one ring (a partition for first order, as always). Default: the scenario's
-    /// `physics.order`; 1 for a mesh file. A first-order run also runs on a partition for
+    /// 1, one ring (a partition for first order). Default: the scenario's `physics.order`;
+    /// for a mesh file the default order, 2. A first-order run also runs on a partition for
     /// order 2, exchanging the second ring for nothing; a second-order run on several ranks
     /// needs one for order 2.
     #[arg(long, allow_negative_numbers = true, value_parser = order_arg, conflicts_with = "check")]

@@ -79,11 +79,12 @@ pub struct Physics {
     /// not resolve. 0: none.
     #[serde(default = "default_shear_limit")]
     pub shear_limit: f64,
-    /// Order of accuracy in space and time: 1 (the paper's scheme, the default) or 2 (limited
-    /// piecewise-linear reconstruction, `physics/reconstruct.rs`, with the path-conservative
-    /// cell-interior term, and two-stage SSP-RK2 (Heun) in time, with the same CFL number).
-    /// Written always (not only where it is 2): a checkpoint's or an output's stored scenario
-    /// then keeps the order it ran at whatever the default becomes.
+    /// Order of accuracy in space and time: 2 (the default: limited piecewise-linear
+    /// reconstruction, `physics/reconstruct.rs`, with the path-conservative cell-interior
+    /// term, and two-stage SSP-RK2 (Heun) in time, with the same CFL number) or 1 (the
+    /// paper's scheme). Written always: a checkpoint's or an output's stored scenario keeps
+    /// the order it ran at (a checkpoint written before 2 became the default holds it only
+    /// where it was 2, and a restart reads it as 1 where it is missing).
     #[serde(default = "default_order")]
     pub order: u32,
 }
@@ -127,6 +128,9 @@ pub struct Coriolis {
 
 /// `physics.shear_limit` when the scenario gives none: the hyperbolicity bound itself.
 pub const DEFAULT_SHEAR_LIMIT: f64 = 1.0;
+/// `physics.order` where a scenario does not set it: second order, as every peer code
+/// defaults to (issue 43: the default once its gates were met on the strait study).
+pub const DEFAULT_ORDER: u32 = 2;
 /// The largest `physics.shear_limit`: beyond a few times the bound the system is far from
 /// hyperbolic and the limit no longer keeps it so.
 pub const MAX_SHEAR_LIMIT: f64 = 10.0;
@@ -197,7 +201,7 @@ fn default_shear_limit() -> f64 {
     DEFAULT_SHEAR_LIMIT
 }
 fn default_order() -> u32 {
-    1
+    DEFAULT_ORDER
 }
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
@@ -302,7 +306,7 @@ impl Physics {
         }
         if !(self.order == 1 || self.order == 2) {
             bail!(
-                "physics.order: expected 1 (first order, the default) or 2 (second order in space and time), found {}",
+                "physics.order: expected 2 (second order in space and time, the default) or 1 (first order, the paper's scheme), found {}",
                 self.order
             );
         }

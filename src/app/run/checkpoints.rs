@@ -47,6 +47,11 @@ pub fn load_restart(path: &Path, opts: &RunOptions) -> Result<Restart> {
     }
     let mut s = Scenario::from_json(&meta.scenario.to_string())
         .with_context(|| format!("checkpoint {}: its scenario", dir.display()))?;
+    // A checkpoint written while the default order was 1 holds `physics.order` only where it
+    // was 2: where it is missing the run was at first order, and goes on at first order.
+    if meta.scenario.get("physics").and_then(|p| p.get("order")).is_none() {
+        s.physics.order = 1;
+    }
     if let Some(t) = opts.t_end.filter(|&t| t <= meta.time) {
         bail!("--t-end {t}: the checkpoint {} is already at t = {}", dir.display(), meta.time);
     }
