@@ -332,5 +332,8 @@ fn second_order_n_ranks_equal_one_rank_bit_for_bit() {
         ],
         &[],
     );
-    assert_fails_with(&o, &["rank_00000.bin", "one ring of receive cells", "physics.order = 2", "--order 2"]);
+    assert_fails_with(
+        &o,
+        &["rank_00000.bin", "one ring of receive cells", "physics.order = 2", "pycno partition", r#""order": 1"#],
+    );
 }

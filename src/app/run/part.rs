@@ -220,7 +220,7 @@ pub(crate) fn check_rings(dir: &std::path::Path, sub: &Submesh, order: u32, log:
     let need = rings_for_order(order);
     if sub.ranks > 1 && sub.rings < need {
         bail!(
-            "partition file {} has one ring of receive cells (a partition for physics.order = 1, or one made before second order ran on several ranks), but physics.order = {order} on several ranks needs two: each rank reconstructs the cells beside its own, which reads their neighbours. Partition again into {}, with pycno partition SCENARIO --ranks {} --out DIR (a scenario with physics.order = {order} gives two rings; for a mesh file add --order {order})",
+            "partition file {} has one ring of receive cells (a partition for physics.order = 1, or one made before second order became the default on 2026-11-29), but physics.order = {order} (the default where the scenario sets none) on several ranks needs two: each rank reconstructs the cells beside its own, which reads their neighbours. Partition again into {}, with pycno partition SCENARIO --ranks {} --out DIR (a scenario at order {order} gives two rings, and so does a mesh file), or run this partition at first order with \"physics\": {{\"order\": 1}} in the scenario",
             files::rank_file(dir, sub.rank).display(),
             dir.display(),
             sub.ranks
