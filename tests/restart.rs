@@ -531,23 +531,24 @@ fn a_killed_second_order_run_restarts_to_the_uninterrupted_result() {
     }"#,
     )
     .unwrap();
-    let with_file = |out: &Path, extra: &[&str]| {
+    // `pycno run SCENARIO` with `args`.
+    let with_file = |scenario: &Path, out: &Path, extra: &[&str]| {
         let mut v = args(out, extra);
-        v.insert(1, file.display().to_string());
+        v.insert(1, scenario.display().to_string());
         v
     };
     let refd = tmp.path().join("uninterrupted");
-    ok(run(0, &with_file(&refd, &[]), &[]));
+    ok(run(0, &with_file(&file, &refd, &[]), &[]));
     let want = stats(&refd);
     let d = tmp.path().join("killed");
-    killed(&run(0, &with_file(&d, &["--checkpoint-every", "10"]), &[("PYCNO_KILL", "0:23")]));
+    killed(&run(0, &with_file(&file, &d, &["--checkpoint-every", "10"]), &[("PYCNO_KILL", "0:23")]));
     assert!(!d.join("stats.json").exists());
     ok(restart(0, &d.join("checkpoints"), &[]));
     assert_resumed_equal(&d, &want, &refd, 20);
     // On several ranks (two rings of receive cells, each rank reconstructing the first):
     // killed on 3 ranks, restarted on 3, and on 2 from the 3 ranks' checkpoint.
     let d = tmp.path().join("killed_three");
-    killed(&run(3, &with_file(&d, &["--checkpoint-every", "10"]), &[("PYCNO_KILL", "1:23")]));
+    killed(&run(3, &with_file(&file, &d, &["--checkpoint-every", "10"]), &[("PYCNO_KILL", "1:23")]));
     ok(restart(3, &d.join("checkpoints"), &[]));
     assert_resumed_equal(&d, &want, &refd, 20);
     let out = tmp.path().join("resumed_on_two");
@@ -560,18 +561,14 @@ fn a_killed_second_order_run_restarts_to_the_uninterrupted_result() {
     std::fs::write(&first_file, std::fs::read_to_string(&file).unwrap().replace(r#""order": 2"#, r#""order": 1"#))
         .unwrap();
     let first = tmp.path().join("first_order");
-    let mut a = args(&first, &[]);
-    a.insert(1, first_file.display().to_string());
-    ok(run(0, &a, &[]));
+    ok(run(0, &with_file(&first_file, &first, &[]), &[]));
     assert_ne!(stats(&first)["state_checksum"], want["state_checksum"], "order 2 ran at order 1");
 
     // A checkpoint written while first order was the default (before 2026-11-29) holds
     // `physics.order` only where it was 2: where it has none it restarts at first order, to
     // the uninterrupted first-order run, and not at today's default.
     let d = tmp.path().join("old_default");
-    let mut a = args(&d, &["--checkpoint-every", "10"]);
-    a.insert(1, first_file.display().to_string());
-    killed(&run(0, &a, &[("PYCNO_KILL", "0:23")]));
+    killed(&run(0, &with_file(&first_file, &d, &["--checkpoint-every", "10"]), &[("PYCNO_KILL", "0:23")]));
     let meta_path = d.join("checkpoints/step_0000000020/meta.json");
     let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
     assert_eq!(m["scenario"]["physics"]["order"], 1, "the order is written whatever its value");

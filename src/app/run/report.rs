@@ -68,7 +68,7 @@ pub fn diagnose(e: anyhow::Error, b: &mut dyn Backend, run: &RunContext) -> anyh
         Ok(path) => {
             format!("; {what}, with the cells that went bad marked (cell array blew_up), is in {}", path.display())
         }
-        Err(w) => format!("; writing the last good state failed: {w:#}"),
+        Err(w) => format!("; writing {what} failed: {w:#}"),
     };
     let local = match st.iter().position(bad) {
         Some(c) => {
